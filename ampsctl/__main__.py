@@ -1,0 +1,3 @@
+from ampsctl.cli.app import main
+
+main()

@@ -1,0 +1,67 @@
+"""The ``ampsctl`` entry point.
+
+Start-up stays cheap: command modules import the library inside the command functions, so
+``ampsctl --help`` never loads lxml, xmlschema, pyspark or the broker (a test checks it).
+``main`` is the one place that turns errors into exit codes (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from ampsctl import __version__
+from ampsctl.cli import config_cmd
+from ampsctl.errors import AmpsctlError, ExitCode
+
+app = typer.Typer(
+    name="ampsctl",
+    help="Tools for teams that run 60East AMPS: lint configs, run a local broker, inspect SOW files and journals.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.add_typer(config_cmd.app, name="config")
+app.command("validate", help="Lint AMPS config files (alias of `ampsctl config validate`).")(config_cmd.validate)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"ampsctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    traceback: bool = typer.Option(False, "--traceback", help="Show a Python traceback for internal errors."),
+) -> None:
+    """Tools for teams that run 60East AMPS."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; click handles usage errors (exit 2), we map everything else."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        app(args=args, prog_name="ampsctl")
+    except AmpsctlError as exc:
+        _error(exc)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(ExitCode.INTERRUPTED)
+    except Exception as exc:
+        if "--traceback" in args:
+            raise
+        print(f"ampsctl: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print("  this is a bug in ampsctl; rerun with --traceback and report it", file=sys.stderr)
+        sys.exit(ExitCode.INTERNAL)
+
+
+def _error(exc: AmpsctlError) -> None:
+    where = f"{exc.location}: " if exc.location else ""
+    print(f"ampsctl: error: {where}{exc.message}", file=sys.stderr)
+    if exc.hint:
+        print(f"  hint: {exc.hint}", file=sys.stderr)

@@ -1,0 +1,1 @@
+"""AMPS configuration: loading with exact source locations, the XSD, and the lint rules."""

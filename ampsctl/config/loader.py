@@ -1,0 +1,343 @@
+"""Load an AMPS config as AMPS does: `${VAR}` expansion, then `<Include>` expansion.
+
+The result is one lxml tree plus a way back from any node to the original file:line:col,
+even for nodes that came from an included file or from an expanded variable.
+
+Safety: the parser never touches the network, never loads a DTD and never expands
+entities; a DOCTYPE that declares entities is refused outright (XXE, "billion laughs").
+Only files named by the config are read. The total expanded size is capped by the
+config's own ``ConfigCycleDetectionThreshold`` (5MB by default, as in AMPS), which also
+stops include fan-out bombs that are not strict cycles.
+
+Positions are found lazily: a file's markup is scanned only when a finding needs a
+location in it (see ``xmltext.scan_markup``), except for files that hold ``<Include>``
+elements, which are scanned before their tree is changed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lxml import etree
+
+from ampsctl.config.findings import Finding, Severity
+from ampsctl.config.source import SourceText
+from ampsctl.config.xmltext import Mark, MarkKind, blank_declaration, decode, entity_declaration, scan_markup
+from ampsctl.errors import InputError, Location
+from ampsctl.units import parse_bytes
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+DEFAULT_EXPANDED_LIMIT = 5_000_000  # AMPS's default ConfigCycleDetectionThreshold
+MAX_INCLUDE_DEPTH = 64
+ASSUMED_AMPS_VERSION = "5.3.5.0"
+_WRAPPER = "ampsctl-include"
+_TRUE = {"true", "True", "TRUE", "enabled", "1", "yes"}
+
+
+def _parser() -> etree.XMLParser:
+    return etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        remove_blank_text=False,
+        collect_ids=False,
+    )
+
+
+@dataclass
+class _Source:
+    text: SourceText
+    parse_text: str  # expanded text as given to lxml (declaration blanked, no wrapper)
+    tops: list[etree._Element]
+    index: dict[etree._Element, Mark] | None = None
+
+
+@dataclass
+class LoadedConfig:
+    """An expanded config tree and the map back to its sources."""
+
+    path: str
+    root: etree._Element
+    findings: list[Finding] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    _sources: list[_Source] = field(default_factory=list, repr=False)
+    _owner: dict[etree._Element, _Source] = field(default_factory=dict, repr=False)
+    _synthetic: dict[etree._Element, Location] = field(default_factory=dict, repr=False)
+
+    def locate(self, node: etree._Element) -> Location:
+        """Where the start tag of ``node`` is in its original file."""
+        mark, source = self._mark(node)
+        if mark is None:
+            return self._synthetic.get(node) or Location(source.text.path, node.sourceline or 0, 0)
+        return source.text.location(mark.start)
+
+    def locate_text(self, node: etree._Element) -> Location:
+        """Where the text value of ``node`` starts (its first non-blank character)."""
+        mark, source = self._mark(node)
+        if mark is None or mark.kind is not MarkKind.ELEMENT:
+            return self.locate(node)
+        text = node.text or ""
+        return source.text.location(mark.content_start + len(text) - len(text.lstrip()))
+
+    def source_line(self, location: Location) -> str:
+        """The original text of the line a location points at (for snippets)."""
+        for source in self._sources:
+            if source.text.path == location.path:
+                return source.text.line_text(location.line)
+        return ""
+
+    def _mark(self, node: etree._Element) -> tuple[Mark | None, _Source]:
+        source = self._source_of(node)
+        if source.index is None:
+            source.index = _index(source)
+        return source.index.get(node), source
+
+    def _source_of(self, node: etree._Element) -> _Source:
+        current: etree._Element | None = node
+        while current is not None:
+            owner = self._owner.get(current)
+            if owner is not None:
+                return owner
+            current = current.getparent()
+        return self._sources[0]
+
+
+def load_config(
+    path: str | os.PathLike[str],
+    env: Mapping[str, str] | None = None,
+    *,
+    max_file_bytes: int = MAX_FILE_BYTES,
+) -> LoadedConfig:
+    """Read, expand and parse a config. Raises ``InputError`` when the file is unusable."""
+    display = str(path)
+    real = os.path.realpath(display)
+    variables = dict(env if env is not None else os.environ)
+    variables.setdefault("AMPS_CONFIG_PATH", real)
+    variables.setdefault("AMPS_CONFIG_DIRECTORY", os.path.dirname(real))
+    variables.setdefault("AMPS_VERSION", ASSUMED_AMPS_VERSION)
+
+    text = _read(display, max_file_bytes, None)
+    if not text.strip():
+        raise InputError("the file is empty", code="GEN-001", hint="an AMPS config needs at least <AMPSConfig><Name>...</Name></AMPSConfig>", location=Location(display, 1, 1))
+    source = _parse(SourceText.expand(display, text, variables), fragment=False)
+    root = source.tops[[n.tag for n in source.tops].index(_root_tag(source))]
+    if root.tag != "AMPSConfig":
+        raise InputError(
+            f"the root element is <{root.tag}>, not <AMPSConfig>",
+            code="GEN-001",
+            hint="an AMPS config file starts with <AMPSConfig>",
+            location=source.text.location(_index(source)[root].start),
+        )
+    config = LoadedConfig(display, root, files=[display], _sources=[source])
+    expander = _IncludeExpander(config, variables, max_file_bytes, _expanded_limit(root))
+    expander.size = len(source.text.expanded)
+    expander.expand(source, [real])
+    return config
+
+
+def _root_tag(source: _Source) -> str:
+    return next(n.tag for n in source.tops if isinstance(n.tag, str))
+
+
+def _read(path: str, max_file_bytes: int, where: Location | None) -> str:
+    def fail(message: str, hint: str) -> InputError:
+        return InputError(message, code="GEN-001" if where is None else "GEN-008", hint=hint, location=where or Location(path))
+
+    try:
+        if os.path.isdir(path):
+            raise fail(f"'{path}' is a directory, not a config file", "pass the path of an XML file")
+        size = os.path.getsize(path)
+        if size > max_file_bytes:
+            raise fail(
+                f"'{path}' is {size / 1e6:.1f} MB, larger than the {max_file_bytes / 1e6:.0f} MB limit",
+                "AMPS refuses configs over ConfigCycleDetectionThreshold (5MB by default); raise the limit with --max-file-size",
+            )
+        with open(path, "rb") as handle:
+            data = handle.read(max_file_bytes + 1)
+    except FileNotFoundError:
+        raise fail(f"no such file: '{path}'", "check the path") from None
+    except PermissionError:
+        raise fail(f"permission denied reading '{path}'", "make the file readable") from None
+    except OSError as exc:
+        raise fail(f"cannot read '{path}': {exc.strerror}", "check the path") from None
+    return decode(data, path)
+
+
+def _parse(text: SourceText, *, fragment: bool) -> _Source:
+    parse_text = blank_declaration(text.expanded)
+    entity_at = entity_declaration(parse_text)
+    if entity_at is not None:
+        raise InputError(
+            "the DOCTYPE declares XML entities, which ampsctl never expands",
+            code="GEN-001",
+            hint="entities can read arbitrary files (XXE) or explode in size; use <Include>file.xml</Include> instead",
+            location=text.location(entity_at),
+        )
+    prefix = f"<{_WRAPPER}>" if fragment else ""
+    document = f"{prefix}{parse_text}</{_WRAPPER}>" if fragment else parse_text
+    try:
+        top = etree.fromstring(document, _parser())
+    except etree.XMLSyntaxError as exc:
+        line, col = exc.position if exc.position else (1, 1)
+        offset = _offset_of(document, line, col) - len(prefix)
+        message = str(exc.msg).split(", line ")[0].rstrip(".")
+        if fragment:
+            message = message.replace(_WRAPPER, "end of file")
+        raise InputError(
+            f"malformed XML: {message}",
+            code="GEN-001",
+            hint="fix the XML syntax at this position (an editor with XML support can show the unbalanced tag)",
+            location=text.location(max(0, min(offset, len(parse_text)))),
+        ) from None
+    if fragment:
+        return _Source(text, parse_text, list(top), None)
+    preceding = list(top.itersiblings(preceding=True))[::-1]
+    return _Source(text, parse_text, [*preceding, top, *top.itersiblings()], None)
+
+
+def _offset_of(text: str, line: int, col: int) -> int:
+    offset = 0
+    for _ in range(max(0, line - 1)):
+        found = text.find("\n", offset)
+        if found < 0:
+            return len(text)
+        offset = found + 1
+    return offset + max(0, col - 1)
+
+
+def _walk(tops: list[etree._Element]) -> Iterator[etree._Element]:
+    for top in tops:
+        if isinstance(top.tag, str):
+            yield from top.iter()
+        else:
+            yield top
+
+
+_KIND = {etree.Comment: MarkKind.COMMENT, etree.ProcessingInstruction: MarkKind.PI}
+
+
+def _index(source: _Source) -> dict[etree._Element, Mark]:
+    """Pair the source's nodes with the scanner's marks, both in document order."""
+    nodes = [n for n in _walk(source.tops) if isinstance(n.tag, str) or n.tag in _KIND]
+    marks = scan_markup(source.parse_text)
+    index: dict[etree._Element, Mark] = {}
+    for node, mark in zip(nodes, marks):
+        kind = MarkKind.ELEMENT if isinstance(node.tag, str) else _KIND[node.tag]
+        if kind is not mark.kind or (kind is MarkKind.ELEMENT and mark.name != node.tag):
+            break  # never expected on text lxml accepted; fall back to lxml line numbers
+        index[node] = mark
+    return index
+
+
+def _expanded_limit(root: etree._Element) -> int:
+    text = root.findtext("ConfigCycleDetectionThreshold")
+    try:
+        return parse_bytes(text).low if text else DEFAULT_EXPANDED_LIMIT
+    except InputError:
+        return DEFAULT_EXPANDED_LIMIT
+
+
+@dataclass
+class _IncludeExpander:
+    config: LoadedConfig
+    env: dict[str, str]
+    max_file_bytes: int
+    limit: int
+    size: int = 0
+
+    def expand(self, source: _Source, stack: list[str]) -> None:
+        self._report_undefined(source.text)
+        includes = [n for top in source.tops if isinstance(top.tag, str) for n in top.iter("Include")]
+        if not includes:
+            return
+        source.index = _index(source)  # before the tree changes
+        default_comment = (self.config.root.findtext("ConfigIncludeCommentDefault") or "").strip() in _TRUE
+        for include in includes:
+            fragment = self._load(include, source, stack)
+            comment = (include.get("comment") or "").strip() in _TRUE if include.get("comment") else default_comment
+            self._splice(include, fragment, comment)
+
+    def _load(self, include: etree._Element, source: _Source, stack: list[str]) -> list[etree._Element]:
+        where = self.config.locate(include)
+        target = (include.text or "").strip()
+        if not target:
+            return self._problem(where, "<Include> names no file", "put the path of the file to include inside the element")
+        base = os.path.dirname(os.path.realpath(source.text.path))
+        path = os.path.join(base, target) if not os.path.isabs(target) else target
+        real = os.path.realpath(path)
+        if real in stack:
+            chain = " -> ".join(Path(p).name for p in [*stack, real])
+            return self._problem(where, f"include cycle: {chain}", "remove the <Include> that closes the loop")
+        if len(stack) >= MAX_INCLUDE_DEPTH:
+            return self._problem(where, f"includes are nested more than {MAX_INCLUDE_DEPTH} deep", "flatten the include chain")
+        try:
+            text = _read(path, self.max_file_bytes, where)
+        except InputError as exc:
+            return self._problem(where, exc.message, exc.hint or "")
+        self.size += len(text)
+        if self.size > self.limit:
+            return self._problem(
+                where,
+                f"the expanded config exceeds ConfigCycleDetectionThreshold ({self.limit:,} bytes)",
+                "AMPS refuses such a config; remove repeated includes or raise ConfigCycleDetectionThreshold",
+            )
+        display = target if os.path.isabs(target) else os.path.normpath(os.path.join(os.path.dirname(source.text.path), target))
+        self.config.files.append(display)
+        try:
+            fragment = _parse(SourceText.expand(display, text, self.env), fragment=True)
+        except InputError as exc:
+            self.config.findings.append(
+                Finding(exc.code, Severity.ERROR, f"in included file: {exc.message}", exc.location or where, exc.hint, fatal=True)
+            )
+            return []
+        self.config._sources.append(fragment)
+        for top in fragment.tops:
+            self.config._owner[top] = fragment
+        self.expand(fragment, [*stack, real])
+        return list(fragment.tops)
+
+    def _problem(self, where: Location, message: str, hint: str) -> list[etree._Element]:
+        self.config.findings.append(Finding("GEN-008", Severity.ERROR, message, where, hint or None))
+        return []
+
+    def _splice(self, include: etree._Element, nodes: list[etree._Element], comment: bool) -> None:
+        """Replace ``include`` by ``nodes``, keeping the surrounding text."""
+        parent = include.getparent()
+        if parent is None:
+            return
+        if comment:
+            where = self.config.locate(include)
+            label = f"<Include>{(include.text or '').strip()}</Include>"
+            start, end = etree.Comment(f" Start {label} "), etree.Comment(f" End {label} ")
+            self.config._synthetic[start] = self.config._synthetic[end] = where
+            nodes = [start, *nodes, end]
+        position = parent.index(include)
+        tail = include.tail
+        parent.remove(include)
+        for offset, node in enumerate(nodes):
+            parent.insert(position + offset, node)
+        if nodes:
+            nodes[-1].tail = (nodes[-1].tail or "") + (tail or "")
+        elif tail:
+            previous = parent[position - 1] if position > 0 else None
+            if previous is not None:
+                previous.tail = (previous.tail or "") + tail
+            else:
+                parent.text = (parent.text or "") + tail
+
+    def _report_undefined(self, text: SourceText) -> None:
+        for var in text.undefined:
+            self.config.findings.append(
+                Finding(
+                    "GEN-007",
+                    Severity.ERROR,
+                    f"environment variable ${{{var.name}}} is not defined",
+                    text.original_location(var.offset),
+                    f"export {var.name}=... before running, or pass --env {var.name}=VALUE",
+                )
+            )

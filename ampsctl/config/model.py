@@ -1,0 +1,236 @@
+"""A read-only view of an expanded config tree that rules query.
+
+It resolves the documented synonyms (spec/config.md §1.3) once, so a rule asks for
+``Name`` and gets ``<Topic>`` when a legacy file spells it that way, and it indexes what
+many rules need (SOW entries, transaction-log coverage, message types, modules, actions).
+Everything is computed on first use: a rule that is not selected costs nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import regex
+from lxml import etree
+
+from ampsctl.config.loader import LoadedConfig
+
+DEFAULT_MESSAGE_TYPES = frozenset({"fix", "nvfix", "xml", "json", "msgpack", "bson", "bflat", "binary"})
+REGEX_CHARS = frozenset(".^$*+?()[]{}|\\")
+
+TOP_SYNONYMS = {"TopicMetaData": "SOW"}
+SOW_SYNONYMS = {
+    "TopicDefinition": "Topic",
+    "QueueDefinition": "Queue",
+    "ViewDefinition": "View",
+    "ReplicaDefinition": "ConflatedTopic",
+}
+ENTRY_SYNONYMS = {"Topic": "Name", "Duration": "Durability"}
+TXLOG_SYNONYMS = {"MinJournalSize": "JournalSize"}
+QUEUE_KINDS = frozenset({"Queue", "LocalQueue", "GroupLocalQueue"})
+
+
+def has_regex_chars(text: str) -> bool:
+    return any(ch in REGEX_CHARS for ch in text)
+
+
+def regex_error(pattern: str) -> str | None:
+    """Why ``pattern`` is not a valid PCRE-style regex, or None when it compiles."""
+    try:
+        regex.compile(pattern)
+    except regex.error as exc:
+        return str(exc)
+    return None
+
+
+def topic_matches(pattern: str, topic: str) -> bool:
+    """AMPS topic matching: a literal compares equal, a regex is an unanchored search."""
+    if not has_regex_chars(pattern):
+        return pattern == topic
+    try:
+        return regex.search(pattern, topic, timeout=0.5) is not None
+    except (regex.error, TimeoutError):
+        return False
+
+
+class Section:
+    """An element whose children are looked up by canonical name."""
+
+    __slots__ = ("el", "_children")
+
+    def __init__(self, el: etree._Element, synonyms: dict[str, str] | None = None) -> None:
+        self.el = el
+        children: dict[str, list[etree._Element]] = {}
+        for child in el:
+            tag = child.tag
+            if isinstance(tag, str):
+                children.setdefault(synonyms.get(tag, tag) if synonyms else tag, []).append(child)
+        self._children = children
+
+    @property
+    def tag(self) -> str:
+        return self.el.tag
+
+    def all(self, name: str) -> list[etree._Element]:
+        return self._children.get(name, [])
+
+    def first(self, name: str) -> etree._Element | None:
+        found = self._children.get(name)
+        return found[0] if found else None
+
+    def has(self, name: str) -> bool:
+        return name in self._children
+
+    def text(self, name: str) -> str | None:
+        """Stripped text of the first child called ``name``; None when absent."""
+        found = self._children.get(name)
+        return (found[0].text or "").strip() if found else None
+
+    def names(self) -> list[str]:
+        return list(self._children)
+
+
+class SowEntry(Section):
+    """One definition in the SOW section: a topic, queue, view or conflated topic."""
+
+    __slots__ = ("kind", "order")
+
+    def __init__(self, el: etree._Element, order: int) -> None:
+        super().__init__(el, ENTRY_SYNONYMS)
+        self.kind = SOW_SYNONYMS.get(el.tag, el.tag)
+        self.order = order
+
+    @property
+    def name(self) -> str | None:
+        return self.text("Name")
+
+    @property
+    def message_type(self) -> str | None:
+        return self.text("MessageType")
+
+    @property
+    def is_queue(self) -> bool:
+        return self.kind in QUEUE_KINDS
+
+    def label(self) -> str:
+        return f"{self.kind} '{self.name or '?'}'"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One On, If or Do step of an action."""
+
+    role: str  # "On", "If" or "Do"
+    el: etree._Element
+    module: str | None
+    options: Section | None
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    el: etree._Element
+    steps: tuple[Step, ...]
+
+    def role(self, role: str) -> list[Step]:
+        return [s for s in self.steps if s.role == role]
+
+
+class ConfigModel:
+    """What the rules see: the loaded config plus indexes built on demand."""
+
+    def __init__(self, config: LoadedConfig) -> None:
+        self.config = config
+        self.root = Section(config.root, TOP_SYNONYMS)
+
+    @property
+    def instance_name(self) -> str | None:
+        return self.root.text("Name")
+
+    @cached_property
+    def sow_entries(self) -> list[SowEntry]:
+        entries = []
+        for sow in self.root.all("SOW"):
+            for child in sow:
+                if isinstance(child.tag, str):
+                    entries.append(SowEntry(child, len(entries)))
+        return entries
+
+    def entries(self, *kinds: str) -> list[SowEntry]:
+        return [e for e in self.sow_entries if e.kind in kinds]
+
+    @cached_property
+    def topics(self) -> list[SowEntry]:
+        return self.entries("Topic")
+
+    @cached_property
+    def queues(self) -> list[SowEntry]:
+        return self.entries(*QUEUE_KINDS)
+
+    @cached_property
+    def entries_by_name(self) -> dict[str, list[SowEntry]]:
+        index: dict[str, list[SowEntry]] = {}
+        for entry in self.sow_entries:
+            if entry.name:
+                index.setdefault(entry.name, []).append(entry)
+        return index
+
+    @cached_property
+    def txlog(self) -> Section | None:
+        el = self.root.first("TransactionLog")
+        return Section(el, TXLOG_SYNONYMS) if el is not None else None
+
+    @cached_property
+    def txlog_topics(self) -> list[tuple[str, str | None, etree._Element]]:
+        """(name or regex, message type, element) for each TransactionLog/Topic."""
+        covered = []
+        for txlog in self.root.all("TransactionLog"):
+            for topic in Section(txlog, TXLOG_SYNONYMS).all("Topic"):
+                section = Section(topic)
+                covered.append((section.text("Name") or "", section.text("MessageType"), topic))
+        return covered
+
+    def txlog_covers(self, topic: str, message_type: str | None = None) -> bool:
+        """Is a literal topic recorded in the transaction log (for this message type)?"""
+        return any(
+            topic_matches(name, topic) and (message_type is None or mtype is None or mtype == message_type)
+            for name, mtype, _ in self.txlog_topics
+        )
+
+    @cached_property
+    def message_types(self) -> set[str]:
+        declared = {
+            (Section(mt).text("Name") or "")
+            for section in self.root.all("MessageTypes")
+            for mt in section
+            if isinstance(mt.tag, str)
+        }
+        return set(DEFAULT_MESSAGE_TYPES) | (declared - {""})
+
+    @cached_property
+    def modules(self) -> dict[str, etree._Element]:
+        found: dict[str, etree._Element] = {}
+        for section in self.root.all("Modules"):
+            for module in Section(section).all("Module"):
+                name = Section(module).text("Name")
+                if name:
+                    found.setdefault(name, module)
+        return found
+
+    @cached_property
+    def transports(self) -> list[Section]:
+        return [Section(t) for section in self.root.all("Transports") for t in Section(section).all("Transport")]
+
+    @cached_property
+    def actions(self) -> list[Action]:
+        actions = []
+        for section in self.root.all("Actions"):
+            for action in Section(section).all("Action"):
+                steps = []
+                for child in action:
+                    if child.tag in ("On", "If", "Do"):
+                        step = Section(child)
+                        options = step.first("Options")
+                        steps.append(Step(child.tag, child, step.text("Module"), Section(options) if options is not None else None))
+                actions.append(Action(action, tuple(steps)))
+        return actions

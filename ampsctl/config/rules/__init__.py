@@ -1,0 +1,16 @@
+"""Rule modules, one per config section. Importing this package registers every rule."""
+
+from ampsctl.config.rules import (  # noqa: F401  (each import registers its rules)
+    actions,
+    general,
+    loading,
+    queues,
+    security,
+    sow_topic,
+    transports,
+    txlog,
+    units_rules,
+    views,
+    conflated,
+    instance,
+)

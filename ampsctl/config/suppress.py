@@ -1,0 +1,77 @@
+"""Inline suppression: ``<!-- ampsctl: disable=CODE[,CODE...] reason -->``.
+
+Scope: the element that follows the comment (with everything inside it); a comment that is
+the last thing in its parent covers the parent; a comment before the root element covers
+the whole file. A reason is required: a directive without one is reported (SUP-001) and
+ignored, so suppressions stay explained. A code may be a prefix (``SOWT`` = all SOWT-*).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from lxml import etree
+
+from ampsctl.config.findings import Finding, Severity
+from ampsctl.config.loader import LoadedConfig
+
+_DIRECTIVE = re.compile(r"\s*ampsctl:\s*disable\s*=\s*([A-Za-z0-9_,-]*)(.*)", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class Suppression:
+    codes: tuple[str, ...]
+    target: etree._Element | None  # None: the whole file
+    reason: str
+
+    def covers(self, code: str) -> bool:
+        return any(code == c or code.startswith(c + "-") for c in self.codes)
+
+
+def find_suppressions(config: LoadedConfig, known_codes: set[str]) -> tuple[list[Suppression], list[Finding]]:
+    root = config.root
+    comments = [c for c in root.itersiblings(etree.Comment, preceding=True)] + list(root.iter(etree.Comment))
+    found: list[Suppression] = []
+    problems: list[Finding] = []
+    for comment in comments:
+        match = _DIRECTIVE.match(comment.text or "")
+        if not match:
+            continue
+        codes = tuple(c.strip().upper() for c in match.group(1).split(",") if c.strip())
+        reason = match.group(2).strip()
+        where = config.locate(comment)
+        if not codes or not reason:
+            problems.append(
+                Finding(
+                    "SUP-001",
+                    Severity.ERROR,
+                    "suppression needs a code and a reason" if codes else "suppression names no rule code",
+                    where,
+                    "write <!-- ampsctl: disable=CODE why this is fine -->",
+                )
+            )
+            continue
+        for code in codes:
+            if not any(k == code or k.startswith(code + "-") for k in known_codes):
+                problems.append(Finding("SUP-002", Severity.WARNING, f"suppression names unknown rule code '{code}'", where, "see `ampsctl config rules` for the codes"))
+        found.append(Suppression(codes, _target(comment, root), reason))
+    return found, problems
+
+
+def _target(comment: etree._Element, root: etree._Element) -> etree._Element | None:
+    if comment.getparent() is None:
+        return None  # outside the root element: whole file
+    following = next(comment.itersiblings(tag=etree.Element), None)
+    return following if following is not None else comment.getparent()
+
+
+def is_suppressed(code: str, node: etree._Element | None, suppressions: list[Suppression]) -> bool:
+    for sup in suppressions:
+        if not sup.covers(code):
+            continue
+        if sup.target is None:
+            return True
+        if node is not None and (node is sup.target or any(a is sup.target for a in node.iterancestors())):
+            return True
+    return False

@@ -1,0 +1,112 @@
+"""Raw XML text handling: decoding, refusing entity declarations, and a markup scanner.
+
+lxml reports only the line where a start tag *ends* and no column, so we find exact
+positions ourselves. ``scan_markup`` walks a well-formed document (lxml has already parsed
+it) and yields every element, comment and processing instruction in document order, the
+same order as lxml's tree iteration, which lets the loader pair them up.
+Invariant: it is only called on text that lxml accepted, so text never contains a bare '<'.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from ampsctl.errors import InputError, Location
+
+_DECLARATION = re.compile(r"\s*<\?xml\b.*?\?>", re.S)
+_DECLARED_ENCODING = re.compile(rb"""\A\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+_ENTITY_DECL = re.compile(r"<!ENTITY\b")
+_MARKUP = re.compile(
+    r"""<!--(?:.*?)-->
+      | <!\[CDATA\[.*?\]\]>
+      | <\?.*?\?>
+      | <!DOCTYPE(?:[^\[>]|\[.*?\])*>
+      | </[^>]*>
+      | <(?P<name>[^\s/>!?]+)(?:[^>"']|"[^"]*"|'[^']*')*>""",
+    re.S | re.X,
+)
+
+
+class MarkKind(Enum):
+    ELEMENT = "element"
+    COMMENT = "comment"
+    PI = "pi"
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    kind: MarkKind
+    name: str
+    start: int  # offset of '<'
+    content_start: int  # offset just after the start tag (or the whole comment)
+
+
+def decode(data: bytes, path: str) -> str:
+    """Bytes to text: a BOM or the XML declaration picks the encoding, UTF-8 otherwise."""
+    encoding = "utf-8"
+    for bom, name in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+        if data.startswith(bom):
+            encoding = name
+            break
+    else:
+        declared = _DECLARED_ENCODING.match(data)
+        if declared:
+            encoding = declared.group(1).decode("ascii")
+    try:
+        return data.decode(encoding)
+    except LookupError:
+        raise InputError(
+            f"the XML declaration names an unknown encoding '{encoding}'",
+            code="GEN-001",
+            hint="save the file as UTF-8 and declare encoding=\"UTF-8\"",
+            location=Location(path, 1, 1),
+        ) from None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(
+            f"the file is not valid {encoding.upper()}: byte 0x{data[exc.start]:02x} cannot be decoded",
+            code="GEN-001",
+            hint="save the file as UTF-8, or declare its real encoding in <?xml ... encoding=\"...\"?>",
+            location=Location(path, line, col),
+        ) from None
+
+
+def blank_declaration(text: str) -> str:
+    """Replace a leading XML declaration by spaces (same length, same lines).
+
+    lxml refuses str input that declares an encoding, and an included fragment may carry a
+    declaration that would be illegal in the middle of the merged document.
+    """
+    match = _DECLARATION.match(text)
+    if not match:
+        return text
+    start = match.group(0).index("<?")
+    blank = re.sub(r"[^\n]", " ", text[start : match.end()])
+    return text[:start] + blank + text[match.end() :]
+
+
+def entity_declaration(text: str) -> int | None:
+    """Offset of the first ``<!ENTITY`` inside a DOCTYPE, or None."""
+    if "<!DOCTYPE" not in text:
+        return None
+    match = _ENTITY_DECL.search(text)
+    return match.start() if match else None
+
+
+def scan_markup(text: str) -> list[Mark]:
+    """Every element, comment and PI of a well-formed text, in document order."""
+    marks = []
+    for match in _MARKUP.finditer(text):
+        token = match.group(0)
+        name = match.group("name")
+        if name is not None:
+            marks.append(Mark(MarkKind.ELEMENT, name, match.start(), match.end()))
+        elif token.startswith("<!--"):
+            marks.append(Mark(MarkKind.COMMENT, "", match.start(), match.end()))
+        elif token.startswith("<?"):
+            marks.append(Mark(MarkKind.PI, "", match.start(), match.end()))
+    return marks
