@@ -2,15 +2,19 @@
 
 from ampsctl.config.rules import (  # noqa: F401  (each import registers its rules)
     actions,
+    admin,
+    conflated,
     general,
     loading,
+    log_targets,
+    messagetypes,
+    modules,
     queues,
+    replication,
     security,
     sow_topic,
     transports,
     txlog,
     units_rules,
     views,
-    conflated,
-    instance,
 )

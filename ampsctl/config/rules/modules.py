@@ -1,0 +1,1 @@
+"""Rules: placeholder until this section lands."""
