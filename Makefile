@@ -20,7 +20,16 @@ test: $(STAMP)
 	@command -v java >/dev/null || { echo "error: java not found; the Spark tests need Java 17 (apt-get install openjdk-17-jre-headless)"; exit 4; }
 	$(PY) -m pytest
 
+# The benchmark's peer is xmllint: install it when we can (root), otherwise say how and exit 4.
 bench: $(STAMP)
+	@command -v xmllint >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "xmllint not found: installing libxml2-utils"; \
+	    apt-get install -y -q libxml2-utils >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q libxml2-utils >/dev/null; } \
+	      || { echo "error: could not install libxml2-utils (xmllint)"; exit 4; }; \
+	  else \
+	    echo "error: xmllint not found; install it (sudo apt-get install libxml2-utils) and rerun make bench"; exit 4; \
+	  fi; }
 	$(PY) bench/lint.py
 
 docs: $(STAMP)

@@ -104,8 +104,11 @@ def _emit(report, format: ReportFormat, output: Path | None) -> None:  # noqa: A
         if output is None:
             print_report(report)
         else:
-            with output.open("w") as handle:
-                print_report(report, Console(file=handle, no_color=True, highlight=False, soft_wrap=True))
+            from io import StringIO
+
+            buffer = StringIO()
+            print_report(report, Console(file=buffer, no_color=True, highlight=False, soft_wrap=True))
+            _write_output(output, buffer.getvalue())
         return
     render = {
         ReportFormat.json: reports.render_json,
@@ -117,7 +120,14 @@ def _emit(report, format: ReportFormat, output: Path | None) -> None:  # noqa: A
     if output is None:
         sys.stdout.write(text)
     else:
-        output.write_text(text)
+        _write_output(output, text)
+
+
+def _write_output(output: Path, text: str) -> None:
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to '{output}': {exc.strerror}", hint="pass a writable file path to --output") from None
 
 
 @app.command("rules")
@@ -130,7 +140,7 @@ def rules(format: ListFormat = typer.Option(ListFormat.text, "--format", "-f", h
         import orjson
 
         rows = [
-            {"code": r.code, "name": r.name, "severity": r.severity.label, "summary": r.summary, "source": r.source}
+            {"code": r.code, "name": r.name, "severity": r.severity.label, "opt_in": r.opt_in, "summary": r.summary, "source": r.source}
             for r in catalog
         ]
         sys.stdout.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode() + "\n")
@@ -138,9 +148,12 @@ def rules(format: ListFormat = typer.Option(ListFormat.text, "--format", "-f", h
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("code", "severity", "name", "summary", box=None, pad_edge=False)
+    table = Table(box=None, pad_edge=False)
+    for column in ("code", "severity", "name"):  # identifiers users copy: never cut them short
+        table.add_column(column, no_wrap=True, overflow="ignore")
+    table.add_column("summary", overflow="fold")
     for r in catalog:
-        table.add_row(r.code, r.severity.label, r.name, r.summary)
+        table.add_row(r.code, r.severity.label + (" (opt-in)" if r.opt_in else ""), r.name, r.summary)
     Console(highlight=False).print(table)
 
 
@@ -152,7 +165,7 @@ def explain(code: str = typer.Argument(..., help="A rule code, e.g. SOWT-004."))
     found = get_rule(code)
     if found is None:
         raise UsageError(f"unknown rule code '{code}'", hint="list the codes with `ampsctl config rules`")
-    print(f"{found.code} {found.name} ({found.severity.label})\n")
+    print(f"{found.code} {found.name} ({found.severity.label}{', opt-in: run it with --select ' + found.code if found.opt_in else ''})\n")
     print(found.summary)
     if found.description:
         print(f"\n{found.description}")

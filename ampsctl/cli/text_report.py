@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.console import Console
 from rich.markup import escape
 
@@ -20,7 +22,8 @@ def print_report(report: LintReport, console: Console | None = None) -> None:
             rule = get_rule(f.code)
             name = f" [{rule.name}]" if rule else ""
             style = _STYLE[f.severity]
-            console.print(f"[bold]{escape(str(f.location))}[/]: [{style}]{f.severity.label}[/] {f.code}{escape(name)} {escape(f.message)}")
+            where, message = _printable(str(f.location)), _printable(f.message)
+            console.print(f"[bold]{escape(where)}[/]: [{style}]{f.severity.label}[/] {f.code}{escape(name)} {escape(message)}")
             line = file_report.source_line(f.location)
             if line and f.location.line:
                 gutter = f"{f.location.line:>5} | "
@@ -42,6 +45,11 @@ def print_report(report: LintReport, console: Console | None = None) -> None:
     else:
         counts = f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {infos} info"
         console.print(f"{_plural(files, 'file')} checked: {counts}{tail}")
+
+
+def _printable(text: str) -> str:
+    """Undecodable bytes of a file name (lone surrogates) would crash a strict UTF-8 stdout."""
+    return re.sub("[\ud800-\udfff]", "\ufffd", text)
 
 
 def _plural(count: int, word: str) -> str:

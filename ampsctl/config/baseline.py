@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ampsctl.config.findings import Finding
-from ampsctl.errors import InputError, Location
+from ampsctl.errors import InputError, Location, UsageError
 
 VERSION = 1
 
@@ -26,7 +26,10 @@ def write_baseline(findings: Iterable[Finding], path: str) -> int:
     entries = [
         {"path": p, "code": c, "message": m, "count": n} for (p, c, m), n in sorted(counts.items())
     ]
-    Path(path).write_text(json.dumps({"version": VERSION, "tool": "ampsctl", "findings": entries}, indent=2) + "\n")
+    try:
+        Path(path).write_text(json.dumps({"version": VERSION, "tool": "ampsctl", "findings": entries}, indent=2) + "\n")
+    except OSError as exc:
+        raise UsageError(f"cannot write the baseline file '{path}': {exc.strerror}", hint="pass a writable file path to --baseline") from None
     return sum(counts.values())
 
 
@@ -36,6 +39,8 @@ def load_baseline(path: str) -> Counter[tuple[str, str, str]]:
         return Counter({(e["path"], e["code"], e["message"]): int(e.get("count", 1)) for e in data["findings"]})
     except FileNotFoundError:
         raise InputError(f"baseline file not found: '{path}'", code="BASELINE", hint="create it with --write-baseline", location=Location(path)) from None
+    except OSError as exc:  # a directory, no permission...
+        raise InputError(f"cannot read the baseline file '{path}': {exc.strerror}", code="BASELINE", hint="pass the JSON file written by --write-baseline", location=Location(path)) from None
     except (ValueError, KeyError, TypeError) as exc:
         raise InputError(f"baseline file is not valid: {exc}", code="BASELINE", hint="regenerate it with --write-baseline", location=Location(path)) from None
 

@@ -72,9 +72,15 @@ def selected_rules(options: LintOptions) -> list[Rule]:
     for pattern in (*options.select, *options.ignore):
         if not any(_matches(code, [pattern]) for code in known):
             raise UsageError(f"unknown rule code '{pattern}'", hint="list the codes with `ampsctl config rules`")
-    return [
-        r for r in rules if (not options.select or _matches(r.code, options.select)) and not _matches(r.code, options.ignore)
-    ]
+    return [r for r in rules if _wanted(r, options)]
+
+
+def _wanted(rule: Rule, options: LintOptions) -> bool:
+    if _matches(rule.code, options.ignore):
+        return False
+    if rule.opt_in:
+        return rule.code in options.select
+    return not options.select or _matches(rule.code, options.select)
 
 
 def lint_paths(paths: Sequence[str], options: LintOptions | None = None) -> LintReport:
@@ -105,8 +111,10 @@ def lint_file(path: str, rules: list[Rule], options: LintOptions) -> FileReport:
             continue
         for issue in rule.check(model):
             where = config.locate_text(issue.node) if issue.at_text else config.locate(issue.node)
-            located.append((Finding(rule.code, issue.severity or rule.severity, issue.message, where, issue.hint), issue.node))
-            flagged.add(issue.node)
+            severity = issue.severity or rule.severity
+            located.append((Finding(rule.code, severity, issue.message, where, issue.hint), issue.node))
+            if severity >= Severity.WARNING:  # an info note must not hide a schema error
+                flagged.add(issue.node)
     for problem in schema.validate(config.root):
         if problem.node in flagged:
             continue  # a rule already explains this element better

@@ -9,14 +9,16 @@ Only files named by the config are read. The total expanded size is capped by th
 config's own ``ConfigCycleDetectionThreshold`` (5MB by default, as in AMPS), which also
 stops include fan-out bombs that are not strict cycles.
 
-Positions are found lazily: a file's markup is scanned only when a finding needs a
-location in it (see ``xmltext.scan_markup``), except for files that hold ``<Include>``
-elements, which are scanned before their tree is changed.
+Positions are found lazily, only for nodes that a finding needs: lxml knows the line where
+a start tag ends, and ``xmltext.find_mark`` searches just before it. Files that hold
+``<Include>`` elements are scanned whole (``xmltext.scan_markup``) before their tree changes,
+and a full scan is also the fallback when the quick search finds nothing.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +27,16 @@ from lxml import etree
 
 from ampsctl.config.findings import Finding, Severity
 from ampsctl.config.source import SourceText
-from ampsctl.config.xmltext import Mark, MarkKind, blank_declaration, decode, entity_declaration, scan_markup
+from ampsctl.config.xmltext import (
+    Mark,
+    MarkKind,
+    blank_declaration,
+    decode,
+    entity_declaration,
+    find_mark,
+    line_starts,
+    scan_markup,
+)
 from ampsctl.errors import InputError, Location
 from ampsctl.units import parse_bytes
 
@@ -35,6 +46,11 @@ MAX_INCLUDE_DEPTH = 64
 ASSUMED_AMPS_VERSION = "5.3.5.0"
 _WRAPPER = "ampsctl-include"
 _TRUE = {"true", "True", "TRUE", "enabled", "1", "yes"}
+# A DOCTYPE with an external identifier: libxml2 opens that file even with load_dtd=False
+# (a FIFO or /dev/zero there hangs the parser), so it is refused like entity declarations.
+_EXTERNAL_DTD = re.compile(r"<!DOCTYPE\s+[^\s\[>]+\s+(SYSTEM|PUBLIC)\b")
+_PROLOG_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_FIRST_ELEMENT = re.compile(r"<[^!?]")
 
 
 def _parser() -> etree.XMLParser:
@@ -55,6 +71,7 @@ class _Source:
     parse_text: str  # expanded text as given to lxml (declaration blanked, no wrapper)
     tops: list[etree._Element]
     index: dict[etree._Element, Mark] | None = None
+    starts: list[int] | None = None  # line starts of parse_text, for find_mark
 
 
 @dataclass
@@ -94,8 +111,29 @@ class LoadedConfig:
     def _mark(self, node: etree._Element) -> tuple[Mark | None, _Source]:
         source = self._source_of(node)
         if source.index is None:
+            mark = self._find(node, source)
+            if mark is not None:
+                return mark, source
             source.index = _index(source)
         return source.index.get(node), source
+
+    def _find(self, node: etree._Element, source: _Source) -> Mark | None:
+        """Quick path: search a few lines before the line lxml recorded for ``node``."""
+        line = node.sourceline
+        kind = MarkKind.ELEMENT if isinstance(node.tag, str) else _KIND.get(node.tag)
+        if not line or kind is None:
+            return None
+        later = 0  # nodes of the same kind and name whose start tag ends on the same line
+        for other in _following(node):
+            if other.sourceline is None:
+                continue
+            if other.sourceline > line:
+                break
+            if other.tag == node.tag and other.sourceline == line and self._source_of(other) is source:
+                later += 1
+        if source.starts is None:
+            source.starts = line_starts(source.parse_text)
+        return find_mark(source.parse_text, source.starts, kind, node.tag if kind is MarkKind.ELEMENT else "", line, later)
 
     def _source_of(self, node: etree._Element) -> _Source:
         current: etree._Element | None = node
@@ -131,7 +169,7 @@ def load_config(
             f"the root element is <{root.tag}>, not <AMPSConfig>",
             code="GEN-001",
             hint="an AMPS config file starts with <AMPSConfig>",
-            location=source.text.location(_index(source)[root].start),
+            location=LoadedConfig(display, root, _sources=[source]).locate(root),
         )
     config = LoadedConfig(display, root, files=[display], _sources=[source])
     expander = _IncludeExpander(config, variables, max_file_bytes, _expanded_limit(root))
@@ -144,28 +182,36 @@ def _root_tag(source: _Source) -> str:
     return next(n.tag for n in source.tops if isinstance(n.tag, str))
 
 
-def _read(path: str, max_file_bytes: int, where: Location | None) -> str:
+def _read(path: str, max_file_bytes: int, where: Location | None, shown: str | None = None) -> str:
+    """Read and decode ``path``; messages name it as ``shown`` (the path as the user wrote it)."""
+    name = shown or path
+
     def fail(message: str, hint: str) -> InputError:
-        return InputError(message, code="GEN-001" if where is None else "GEN-008", hint=hint, location=where or Location(path))
+        return InputError(message, code="GEN-001" if where is None else "GEN-008", hint=hint, location=where or Location(name))
 
     try:
         if os.path.isdir(path):
-            raise fail(f"'{path}' is a directory, not a config file", "pass the path of an XML file")
+            raise fail(f"'{name}' is a directory, not a config file", "pass the path of an XML file")
         size = os.path.getsize(path)
         if size > max_file_bytes:
             raise fail(
-                f"'{path}' is {size / 1e6:.1f} MB, larger than the {max_file_bytes / 1e6:.0f} MB limit",
+                f"'{name}' is {size / 2**20:.1f} MB, larger than the {max_file_bytes / 2**20:.0f} MB limit",
                 "AMPS refuses configs over ConfigCycleDetectionThreshold (5MB by default); raise the limit with --max-file-size",
             )
-        with open(path, "rb") as handle:
+        # O_NONBLOCK: opening a FIFO that has no writer must not hang (a regular file ignores it).
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if hasattr(os, "set_blocking"):
+                os.set_blocking(fd, True)
             data = handle.read(max_file_bytes + 1)
     except FileNotFoundError:
-        raise fail(f"no such file: '{path}'", "check the path") from None
+        hint = "check the path" if name == path else f"check the path (it resolves to '{path}')"
+        raise fail(f"no such file: '{name}'", hint) from None
     except PermissionError:
-        raise fail(f"permission denied reading '{path}'", "make the file readable") from None
+        raise fail(f"permission denied reading '{name}'", "make the file readable") from None
     except OSError as exc:
-        raise fail(f"cannot read '{path}': {exc.strerror}", "check the path") from None
-    return decode(data, path)
+        raise fail(f"cannot read '{name}': {exc.strerror}", "check the path") from None
+    return decode(data, name)
 
 
 def _parse(text: SourceText, *, fragment: bool) -> _Source:
@@ -178,6 +224,14 @@ def _parse(text: SourceText, *, fragment: bool) -> _Source:
             hint="entities can read arbitrary files (XXE) or explode in size; use <Include>file.xml</Include> instead",
             location=text.location(entity_at),
         )
+    external_at = _external_dtd(parse_text)
+    if external_at is not None:
+        raise InputError(
+            "the DOCTYPE names an external DTD, which ampsctl never loads",
+            code="GEN-001",
+            hint="remove the DOCTYPE: AMPS configs need no DTD",
+            location=text.location(external_at),
+        )
     prefix = f"<{_WRAPPER}>" if fragment else ""
     document = f"{prefix}{parse_text}</{_WRAPPER}>" if fragment else parse_text
     try:
@@ -185,7 +239,7 @@ def _parse(text: SourceText, *, fragment: bool) -> _Source:
     except etree.XMLSyntaxError as exc:
         line, col = exc.position if exc.position else (1, 1)
         offset = _offset_of(document, line, col) - len(prefix)
-        message = str(exc.msg).split(", line ")[0].rstrip(".")
+        message = str(exc.msg).split(", line ")[0].strip().rstrip(".")
         if fragment:
             message = message.replace(_WRAPPER, "end of file")
         raise InputError(
@@ -194,10 +248,39 @@ def _parse(text: SourceText, *, fragment: bool) -> _Source:
             hint="fix the XML syntax at this position (an editor with XML support can show the unbalanced tag)",
             location=text.location(max(0, min(offset, len(parse_text)))),
         ) from None
+    _refuse_entity_references(top, text, document, len(prefix))
     if fragment:
         return _Source(text, parse_text, list(top), None)
     preceding = list(top.itersiblings(preceding=True))[::-1]
     return _Source(text, parse_text, [*preceding, top, *top.itersiblings()], None)
+
+
+def _external_dtd(text: str) -> int | None:
+    """Offset of SYSTEM/PUBLIC in a DOCTYPE of the prolog (comments ignored), or None."""
+    if "<!DOCTYPE" not in text:
+        return None
+    first = _FIRST_ELEMENT.search(text)
+    prolog = text[: first.start() if first else len(text)]
+    prolog = _PROLOG_COMMENT.sub(lambda m: " " * len(m.group(0)), prolog)
+    match = _EXTERNAL_DTD.search(prolog)
+    return match.start(1) if match else None
+
+
+def _refuse_entity_references(top: etree._Element, text: SourceText, document: str, shift: int) -> None:
+    """An undeclared ``&name;`` survives parsing when the DOCTYPE holds a parameter-entity
+    reference; the schema validator cannot handle such a node, so it is reported here."""
+    entity = next(top.iter(etree.Entity), None)
+    if entity is None:
+        return
+    start = _offset_of(document, entity.sourceline or 1, 1)
+    found = document.find(entity.text, start)
+    offset = (found if found >= 0 else start) - shift
+    raise InputError(
+        f"the entity reference {entity.text} is not defined",
+        code="GEN-001",
+        hint="write the character itself or a character reference such as &#233;; ampsctl never loads DTDs",
+        location=text.location(max(0, offset)),
+    )
 
 
 def _offset_of(text: str, line: int, col: int) -> int:
@@ -219,6 +302,17 @@ def _walk(tops: list[etree._Element]) -> Iterator[etree._Element]:
 
 
 _KIND = {etree.Comment: MarkKind.COMMENT, etree.ProcessingInstruction: MarkKind.PI}
+
+
+def _following(node: etree._Element) -> Iterator[etree._Element]:
+    """Every node after ``node`` in document order."""
+    yield from node.iterdescendants()
+    current: etree._Element | None = node
+    while current is not None:
+        for sibling in current.itersiblings():
+            yield sibling
+            yield from sibling.iterdescendants()
+        current = current.getparent()
 
 
 def _index(source: _Source) -> dict[etree._Element, Mark]:
@@ -275,9 +369,15 @@ class _IncludeExpander:
             return self._problem(where, f"include cycle: {chain}", "remove the <Include> that closes the loop")
         if len(stack) >= MAX_INCLUDE_DEPTH:
             return self._problem(where, f"includes are nested more than {MAX_INCLUDE_DEPTH} deep", "flatten the include chain")
+        display = target if os.path.isabs(target) else os.path.normpath(os.path.join(os.path.dirname(source.text.path), target))
         try:
-            text = _read(path, self.max_file_bytes, where)
+            text = _read(path, self.max_file_bytes, where, shown=display)
         except InputError as exc:
+            if exc.code != "GEN-008":  # undecodable bytes: the file is there but unusable
+                self.config.findings.append(
+                    Finding(exc.code, Severity.ERROR, f"in included file: {exc.message}", exc.location or where, exc.hint, fatal=True)
+                )
+                return []
             return self._problem(where, exc.message, exc.hint or "")
         self.size += len(text)
         if self.size > self.limit:
@@ -286,7 +386,6 @@ class _IncludeExpander:
                 f"the expanded config exceeds ConfigCycleDetectionThreshold ({self.limit:,} bytes)",
                 "AMPS refuses such a config; remove repeated includes or raise ConfigCycleDetectionThreshold",
             )
-        display = target if os.path.isabs(target) else os.path.normpath(os.path.join(os.path.dirname(source.text.path), target))
         self.config.files.append(display)
         try:
             fragment = _parse(SourceText.expand(display, text, self.env), fragment=True)

@@ -8,8 +8,12 @@ Everything is computed on first use: a rule that is not selected costs nothing.
 
 from __future__ import annotations
 
+import posixpath
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TypeVar
 
 import regex
 from lxml import etree
@@ -18,6 +22,7 @@ from ampsctl.config.loader import LoadedConfig
 
 DEFAULT_MESSAGE_TYPES = frozenset({"fix", "nvfix", "xml", "json", "msgpack", "bson", "bflat", "binary"})
 REGEX_CHARS = frozenset(".^$*+?()[]{}|\\")
+_REGEX_CHAR = re.compile(r"[.^$*+?()\[\]{}|\\]")
 
 TOP_SYNONYMS = {"TopicMetaData": "SOW"}
 SOW_SYNONYMS = {
@@ -29,10 +34,11 @@ SOW_SYNONYMS = {
 ENTRY_SYNONYMS = {"Topic": "Name", "Duration": "Durability"}
 TXLOG_SYNONYMS = {"MinJournalSize": "JournalSize"}
 QUEUE_KINDS = frozenset({"Queue", "LocalQueue", "GroupLocalQueue"})
+T = TypeVar("T")
 
 
 def has_regex_chars(text: str) -> bool:
-    return any(ch in REGEX_CHARS for ch in text)
+    return _REGEX_CHAR.search(text) is not None
 
 
 def regex_error(pattern: str) -> str | None:
@@ -142,6 +148,13 @@ class ConfigModel:
     def __init__(self, config: LoadedConfig) -> None:
         self.config = config
         self.root = Section(config.root, TOP_SYNONYMS)
+        self._shared: dict[Callable[[ConfigModel], object], object] = {}
+
+    def shared(self, build: Callable[[ConfigModel], T]) -> T:
+        """``build(self)``, computed once per model: rules share derived indexes this way."""
+        if build not in self._shared:
+            self._shared[build] = build(self)
+        return self._shared[build]  # type: ignore[return-value]
 
     @property
     def instance_name(self) -> str | None:
@@ -190,12 +203,27 @@ class ConfigModel:
                 covered.append((section.text("Name") or "", section.text("MessageType"), topic))
         return covered
 
+    @cached_property
+    def _txlog_index(self) -> tuple[dict[str, set[str | None]], list[tuple[str, str | None]]]:
+        literal: dict[str, set[str | None]] = {}
+        patterns: list[tuple[str, str | None]] = []
+        for name, mtype, _ in self.txlog_topics:
+            if has_regex_chars(name):
+                patterns.append((name, mtype))
+            else:
+                literal.setdefault(name, set()).add(mtype)
+        return literal, patterns
+
     def txlog_covers(self, topic: str, message_type: str | None = None) -> bool:
         """Is a literal topic recorded in the transaction log (for this message type)?"""
-        return any(
-            topic_matches(name, topic) and (message_type is None or mtype is None or mtype == message_type)
-            for name, mtype, _ in self.txlog_topics
-        )
+        literal, patterns = self._txlog_index
+
+        def fits(mtype: str | None) -> bool:
+            return message_type is None or mtype is None or mtype == message_type
+
+        if any(fits(m) for m in literal.get(topic, ())):
+            return True
+        return any(fits(mtype) and topic_matches(name, topic) for name, mtype in patterns)
 
     @cached_property
     def message_types(self) -> set[str]:
@@ -234,3 +262,73 @@ class ConfigModel:
                         steps.append(Step(child.tag, child, step.text("Module"), Section(options) if options is not None else None))
                 actions.append(Action(action, tuple(steps)))
         return actions
+
+    # Indexes that several rule modules share (each built on first use, like those above).
+
+    @cached_property
+    def views(self) -> list[SowEntry]:
+        return self.entries("View")
+
+    @cached_property
+    def conflated_topics(self) -> list[SowEntry]:
+        return self.entries("ConflatedTopic")
+
+    @cached_property
+    def pattern_topics(self) -> list[SowEntry]:
+        """The regular expression SOW topics: those with a non-empty Pattern, in file order."""
+        return [topic for topic in self.topics if topic.text("Pattern")]
+
+    @cached_property
+    def message_type_modules(self) -> dict[str, str]:
+        """Message type name -> the module that implements it (a type's behaviour comes from its module).
+
+        A default type is its own module; a declared type maps to its Module, or to itself (or
+        the default it redefines) without one. When a Name is declared twice (MT-006) the first
+        declaration with a Module wins.
+        """
+        modules = {name: name for name in DEFAULT_MESSAGE_TYPES}
+        with_module: set[str] = set()
+        for section in self.root.all("MessageTypes"):
+            for mt in Section(section).all("MessageType"):
+                declared = Section(mt)
+                name = declared.text("Name")
+                if not name:
+                    continue
+                module = declared.text("Module")
+                if module and name not in with_module:
+                    modules[name] = module
+                    with_module.add(name)
+                else:
+                    modules.setdefault(name, name)
+        return modules
+
+    @cached_property
+    def sow_files(self) -> list[tuple[SowEntry, str]]:
+        """(persistent SOW topic, its file) in definition order, for every topic whose file is known.
+
+        ``%n`` in FileName expands to ``<name>.<message type>``; paths are normalised
+        (``./sow//a`` -> ``sow/a``). A transient topic, a FileName still holding ``${VAR}``, or
+        ``%n`` without a name and message type leaves the topic out.
+        """
+        files = []
+        for topic in self.topics:
+            if topic.text("Durability") == "transient":
+                continue
+            path = topic.text("FileName")
+            if not path or "${" in path:
+                continue
+            if "%n" in path:
+                if not topic.name or not topic.message_type:
+                    continue
+                path = path.replace("%n", f"{topic.name}.{topic.message_type}")
+            files.append((topic, posixpath.normpath(path)))
+        return files
+
+    @cached_property
+    def txlog_sections(self) -> list[Section]:
+        """Every TransactionLog element (a repeated one is GEN-004's), synonyms resolved."""
+        return [Section(el, TXLOG_SYNONYMS) for el in self.root.all("TransactionLog")]
+
+    @cached_property
+    def replication_destinations(self) -> list[Section]:
+        return [Section(el) for section in self.root.all("Replication") for el in Section(section).all("Destination")]

@@ -46,6 +46,7 @@ class Rule:
     description: str = ""
     source: str = ""
     check: Check | None = None
+    opt_in: bool = False  # runs only when its exact code is passed to --select
 
     @property
     def prefix(self) -> str:
@@ -65,11 +66,12 @@ def rule(
     good: str,
     description: str = "",
     source: str = "",
+    opt_in: bool = False,
 ) -> Callable[[Check], Check]:
     """Register a check function as a rule."""
 
     def register(check: Check) -> Check:
-        _add(Rule(code, name, severity, summary, bad.strip(), good.strip(), description.strip(), source, check))
+        _add(Rule(code, name, severity, summary, bad.strip(), good.strip(), description.strip(), source, check, opt_in))
         return check
 
     return register

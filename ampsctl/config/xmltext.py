@@ -5,6 +5,9 @@ positions ourselves. ``scan_markup`` walks a well-formed document (lxml has alre
 it) and yields every element, comment and processing instruction in document order, the
 same order as lxml's tree iteration, which lets the loader pair them up.
 Invariant: it is only called on text that lxml accepted, so text never contains a bare '<'.
+
+``find_mark`` is the cheap path used for most lookups: lxml does know the line where a
+start tag (or comment) ends, so only a few lines before it need to be searched.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import codecs
 import re
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 
 from ampsctl.errors import InputError, Location
 
@@ -95,6 +99,35 @@ def entity_declaration(text: str) -> int | None:
         return None
     match = _ENTITY_DECL.search(text)
     return match.start() if match else None
+
+
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_SEARCH_LINES = 60  # a start tag spanning more lines than this falls back to a full scan
+
+
+@lru_cache(maxsize=1024)
+def _start_tag(name: str) -> re.Pattern[str]:
+    return re.compile("<" + re.escape(name) + r"""(?=[\s/>])(?:[^>"']|"[^"]*"|'[^']*')*>""")
+
+
+def line_starts(text: str) -> list[int]:
+    return [0, *(m.end() for m in re.finditer("\n", text))]
+
+
+def find_mark(text: str, starts: list[int], kind: MarkKind, name: str, end_line: int, later: int) -> Mark | None:
+    """The start tag (or comment) that ends on ``end_line`` with ``later`` more of the same
+    kind and name ending on that line after it; None when it cannot be found nearby."""
+    if kind is MarkKind.PI or not 1 <= end_line <= len(starts):
+        return None
+    line_start = starts[end_line - 1]
+    line_end = starts[end_line] if end_line < len(starts) else len(text)
+    pattern = _COMMENT if kind is MarkKind.COMMENT else _start_tag(name)
+    window = starts[max(0, end_line - 1 - _SEARCH_LINES)]
+    ending_here = [m for m in pattern.finditer(text, window, line_end) if m.end() - 1 >= line_start]
+    if later >= len(ending_here):
+        return None
+    match = ending_here[-1 - later]
+    return Mark(kind, name, match.start(), match.end())
 
 
 def scan_markup(text: str) -> list[Mark]:

@@ -1,14 +1,22 @@
-"""Small helpers shared by rule modules: typed values and flags read without raising."""
+"""Small helpers shared by rule modules: typed values and flags read without raising, and the
+few non-expression checks several sections make (unexpanded variables, message type hints,
+version numbers, line numbers for messages). Expression tokens are in ``expr_tokens``."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Iterator
+
 from lxml import etree
 
+from ampsctl.config.model import ConfigModel, SowEntry
+from ampsctl.config.registry import Issue
 from ampsctl.errors import UnitError
 from ampsctl.units import ByteSize, Count, Interval, parse_bytes, parse_count, parse_interval
 
 TRUE_WORDS = frozenset({"true", "True", "TRUE", "enabled", "1"})
 FALSE_WORDS = frozenset({"false", "False", "FALSE", "disabled", "0"})
+_VERSION = re.compile(r"\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?")
 
 
 def text_of(el: etree._Element | None) -> str | None:
@@ -39,3 +47,45 @@ def count_of(el: etree._Element | None) -> Count | None:
 
 def is_true(text: str | None) -> bool:
     return text is not None and text.strip() in TRUE_WORDS
+
+
+def enum_issues(entry: SowEntry, choices: Iterable[tuple[str, tuple[str, ...]]]) -> Iterator[Issue]:
+    """An Issue for each (element, documented values) choice whose value is not one of them."""
+    for name, allowed in choices:
+        for el in entry.all(name):
+            value = (el.text or "").strip()
+            if value not in allowed:
+                yield Issue(el, f"{entry.label()} {name} '{value}' is not one of {', '.join(allowed)}", f"use one of: {', '.join(allowed)}")
+
+
+def unexpanded(text: str | None) -> bool:
+    """A value that still holds ``${VAR}`` (GEN-007 reports it; its real value is unknown)."""
+    return text is not None and "${" in text
+
+
+def line_of(model: ConfigModel, el: etree._Element) -> int:
+    """The line an element starts on, for messages that point at an earlier definition."""
+    return model.config.locate(el).line
+
+
+def type_module(model: ConfigModel, message_type: str | None) -> str | None:
+    """The module behind a message type (an undeclared name stands for itself); None without a type."""
+    if not message_type:
+        return None
+    return model.message_type_modules.get(message_type, message_type)
+
+
+def unknown_type_hint(mtype: str, known: set[str]) -> str:
+    """How to fix a reference to an unknown message type (message type names are case-sensitive)."""
+    same = sorted(k for k in known if k.lower() == mtype.lower())
+    if same:
+        return f"message type names are case-sensitive: write {same[0]}"
+    return f"use one of {', '.join(sorted(known))}, or declare it under <MessageTypes>"
+
+
+def version_tuple(text: str | None) -> tuple[int, ...] | None:
+    """``5.3.5.0`` -> (5, 3, 5): the first three numbers of a version, None when it has none."""
+    match = _VERSION.match(text or "")
+    if not match:
+        return None
+    return tuple(int(part) for part in match.groups() if part is not None)

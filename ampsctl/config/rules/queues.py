@@ -1,1 +1,0 @@
-"""Rules: placeholder until this section lands."""

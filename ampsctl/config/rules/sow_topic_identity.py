@@ -1,0 +1,257 @@
+"""SOW/Topic (synonym TopicDefinition) identity: which topic a definition stands for.
+
+A SOW topic is identified by its Name and MessageType (spec/config.md §2.1, seeds 001 and
+003): SOWT-001..003 check that both are there and that the type exists; SOWT-027 and SOWT-028
+check the definitions against each other, since AMPS applies the first definition that
+matches a topic, in file order.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+import regex
+
+from ampsctl.config.findings import Severity
+from ampsctl.config.model import ConfigModel, SowEntry
+from ampsctl.config.registry import Issue, rule
+from ampsctl.config.rules.common import line_of, unexpanded
+
+
+def _pattern_matches(pattern: str, topic: str) -> bool:
+    """A Pattern is always a regex (even without metacharacters), searched unanchored like AMPS topic regexes."""
+    try:
+        return regex.search(pattern, topic, timeout=0.5) is not None
+    except (regex.error, TimeoutError):
+        return False
+
+
+# ---------------------------------------------------------------------------------------
+# SOWT-001 .. SOWT-003: name and message type
+# ---------------------------------------------------------------------------------------
+
+
+@rule(
+    "SOWT-001", "sow-topic-name-required", Severity.ERROR,
+    "A SOW Topic needs a non-empty Name (or its legacy synonym Topic).",
+    description="The Name is the topic whose State of the World AMPS keeps; with `Pattern` it names the physical "
+    "topic that holds all matching topics. Releases before 5.0 spelled it `<Topic>`, which AMPS still "
+    "accepts when `<Name>` is absent.",
+    source="seed 001 (SOW/Topic)",
+    bad="""  <SOW>
+    <Topic>
+      <MessageType>json</MessageType>
+      <FileName>./sow/orders.sow</FileName>
+    </Topic>
+  </SOW>""",
+    good="""  <SOW>
+    <Topic>
+      <Name>orders</Name>
+      <MessageType>json</MessageType>
+      <FileName>./sow/%n.sow</FileName>
+    </Topic>
+  </SOW>""",
+)
+def name_required(model: ConfigModel) -> Iterator[Issue]:
+    for topic in model.topics:
+        names = topic.all("Name")
+        if not names:
+            yield Issue(topic.el, f"SOW <{topic.el.tag}> has no <Name>", "add <Name>topic-name</Name>", at_text=False)
+        elif not (names[0].text or "").strip():
+            yield Issue(names[0], f"SOW <{topic.el.tag}> has an empty <{names[0].tag}>", "write the topic name", at_text=False)
+
+
+@rule(
+    "SOWT-002", "sow-topic-message-type-required", Severity.ERROR,
+    "A SOW Topic needs a MessageType.",
+    description="Topics are scoped by message type: a json topic `orders` and an nvfix topic `orders` are "
+    "different topics, so a SOW definition without a MessageType does not say which one it stores.",
+    source="seed 001 (SOW/Topic), seed 003",
+    bad="""  <SOW>
+    <Topic>
+      <Name>orders</Name>
+      <FileName>./sow/orders.sow</FileName>
+    </Topic>
+  </SOW>""",
+    good="""  <SOW>
+    <Topic>
+      <Name>orders</Name>
+      <MessageType>json</MessageType>
+      <FileName>./sow/%n.sow</FileName>
+    </Topic>
+  </SOW>""",
+)
+def message_type_required(model: ConfigModel) -> Iterator[Issue]:
+    for topic in model.topics:
+        element = topic.first("MessageType")
+        if element is None:
+            yield Issue(
+                topic.el,
+                f"{topic.label()} has no <MessageType>",
+                "add <MessageType>json</MessageType> (or the type its publishers use)",
+                at_text=False,
+            )
+        elif not (element.text or "").strip():
+            yield Issue(element, f"{topic.label()} has an empty <MessageType>", "write the message type, e.g. json", at_text=False)
+
+
+@rule(
+    "SOWT-003", "sow-topic-message-type-unknown", Severity.ERROR,
+    "A SOW Topic's MessageType is neither a default type nor declared in MessageTypes.",
+    description="AMPS loads fix, nvfix, xml, json, msgpack, bson, bflat and binary by default. Other types "
+    "(protobuf, struct, composite types, custom modules) must be declared under "
+    "`MessageTypes/MessageType` before a SOW topic can use them.",
+    source="seed 001 (SOW/Topic)",
+    bad="""  <SOW>
+    <Topic>
+      <Name>orders</Name>
+      <MessageType>jsno</MessageType>
+      <FileName>./sow/%n.sow</FileName>
+    </Topic>
+  </SOW>""",
+    good="""  <MessageTypes>
+    <MessageType>
+      <Name>orders-pb</Name>
+      <Module>protobuf</Module>
+      <Type>acme.Order</Type>
+      <ProtoPath>;/etc/amps/proto</ProtoPath>
+      <ProtoFile>order.proto</ProtoFile>
+    </MessageType>
+  </MessageTypes>
+  <SOW>
+    <Topic>
+      <Name>orders</Name>
+      <MessageType>orders-pb</MessageType>
+      <FileName>./sow/%n.sow</FileName>
+    </Topic>
+  </SOW>""",
+)
+def message_type_unknown(model: ConfigModel) -> Iterator[Issue]:
+    known = model.message_types
+    for topic in model.topics:
+        mtype = topic.message_type
+        if not mtype or unexpanded(mtype) or mtype in known:
+            continue
+        close = difflib.get_close_matches(mtype, sorted(known), n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
+        yield Issue(
+            topic.first("MessageType"),
+            f"{topic.label()} uses message type '{mtype}', which is not a default type and is not declared",
+            hint + f"declare it under <MessageTypes><MessageType><Name>{mtype}</Name>...</MessageType></MessageTypes>",
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# SOWT-027 / SOWT-028: definitions that interact
+# ---------------------------------------------------------------------------------------
+
+
+@rule(
+    "SOWT-027", "sow-topic-after-pattern", Severity.WARNING,
+    "A Topic is defined after a Pattern topic whose regular expression already matches it.",
+    description="AMPS applies the first SOW definition that matches a topic, in file order. A stand-alone "
+    "Topic placed after a `Pattern` topic (of the same message type) whose pattern matches its name is "
+    "captured by the pattern topic; define it before the pattern topic. Patterns are matched as "
+    "unanchored PCRE searches, as AMPS does for topic regexes.",
+    source="spec/config.md §2 [DIG Configuration File Precedence]",
+    bad="""  <SOW>
+    <Topic>
+      <Name>all-orders</Name>
+      <Pattern>^orders/.*</Pattern>
+      <MessageType>json</MessageType>
+      <Key>/id</Key>
+      <FileName>./sow/%n.sow</FileName>
+    </Topic>
+    <Topic>
+      <Name>orders/priority</Name>
+      <MessageType>json</MessageType>
+      <Key>/id</Key>
+      <FileName>./sow/priority.sow</FileName>
+    </Topic>
+  </SOW>""",
+    good="""  <SOW>
+    <Topic>
+      <Name>orders/priority</Name>
+      <MessageType>json</MessageType>
+      <Key>/id</Key>
+      <FileName>./sow/priority.sow</FileName>
+    </Topic>
+    <Topic>
+      <Name>all-orders</Name>
+      <Pattern>^orders/.*</Pattern>
+      <MessageType>json</MessageType>
+      <Key>/id</Key>
+      <FileName>./sow/%n.sow</FileName>
+    </Topic>
+  </SOW>""",
+)
+def topic_after_pattern(model: ConfigModel) -> Iterator[Issue]:
+    patterns: list[tuple[SowEntry, str]] = []
+    for topic in model.topics:
+        pattern = topic.text("Pattern")
+        if pattern:
+            if not unexpanded(pattern):
+                patterns.append((topic, pattern))
+            continue
+        name = topic.name
+        if not name or not patterns:
+            continue
+        for holder, regex_text in patterns:
+            same_type = not holder.message_type or not topic.message_type or holder.message_type == topic.message_type
+            if same_type and _pattern_matches(regex_text, name):
+                yield Issue(
+                    topic.el,
+                    f"{topic.label()} comes after {holder.label()} (line {line_of(model, holder.el)}), whose Pattern "
+                    f"'{regex_text}' matches it, so the pattern topic captures it",
+                    f"move this definition above {holder.label()}",
+                    at_text=False,
+                )
+                break
+
+
+@rule(
+    "SOWT-028", "sow-topic-duplicate", Severity.WARNING,
+    "Two SOW Topic definitions have the same Name and MessageType.",
+    description="A topic is identified by its name and message type. The documentation does not say whether "
+    "a second definition of the same topic is rejected, ignored or merged; keep one.",
+    source="spec/config.md §2.1, §11 q9",
+    bad="""  <SOW>
+    <Topic>
+      <Name>orders</Name>
+      <MessageType>json</MessageType>
+      <FileName>./sow/%n.sow</FileName>
+    </Topic>
+    <TopicDefinition>
+      <Topic>orders</Topic>
+      <MessageType>json</MessageType>
+      <FileName>./sow/%n.sow</FileName>
+    </TopicDefinition>
+  </SOW>""",
+    good="""  <SOW>
+    <Topic>
+      <Name>orders</Name>
+      <MessageType>json</MessageType>
+      <FileName>./sow/%n.sow</FileName>
+    </Topic>
+    <Topic>
+      <Name>orders</Name>
+      <MessageType>nvfix</MessageType>
+      <FileName>./sow/%n.sow</FileName>
+    </Topic>
+  </SOW>""",
+)
+def duplicate_topic(model: ConfigModel) -> Iterator[Issue]:
+    seen: dict[tuple[str, str | None], SowEntry] = {}
+    for topic in model.topics:
+        if not topic.name:
+            continue
+        key = (topic.name, topic.message_type)
+        first = seen.setdefault(key, topic)
+        if first is not topic:
+            yield Issue(
+                topic.el,
+                f"{topic.label()} ({topic.message_type}) is already defined on line {line_of(model, first.el)}",
+                "merge the two definitions into one",
+                at_text=False,
+            )
