@@ -60,6 +60,7 @@ def validate(
     baseline: Path | None = typer.Option(None, "--baseline", help="Hide findings recorded in this baseline file."),
     write_baseline: bool = typer.Option(False, "--write-baseline", help="Record the current findings in the --baseline file and exit 0."),
     max_file_size: int = typer.Option(64, "--max-file-size", help="Refuse config files larger than this many MB."),
+    jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Worker processes for many files (0 = one per CPU, 1 = no workers)."),
 ) -> None:
     """Lint AMPS config files: XSD structure plus semantic rules.
 
@@ -78,6 +79,7 @@ def validate(
         ignore=_codes(ignore),
         baseline=load_baseline(str(baseline)) if baseline and not write_baseline else None,
         max_file_bytes=max_file_size * 1024 * 1024,
+        jobs=jobs,
     )
     report = lint_paths([str(p) for p in paths], options)
     if write_baseline:

@@ -3,12 +3,19 @@
 ``lint_paths`` is the one library call behind ``ampsctl validate``. It never raises for a
 bad file: a file that cannot be read or parsed becomes a fatal finding (exit code 3),
 so one broken file does not hide the findings of the others.
+
+Files are independent, so many files are spread over worker processes (forked after the
+rules and the XSD are loaded, so a worker starts warm). A ``FileReport`` carries plain
+data only (findings and the source lines they point at), so it crosses processes.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -16,7 +23,7 @@ from lxml import etree
 from ampsctl.config import schema
 from ampsctl.config.baseline import apply_baseline
 from ampsctl.config.findings import Finding, Severity
-from ampsctl.config.loader import MAX_FILE_BYTES, LoadedConfig, load_config
+from ampsctl.config.loader import MAX_FILE_BYTES, load_config
 from ampsctl.config.model import ConfigModel
 from ampsctl.config.registry import Rule, all_rules
 from ampsctl.config.suppress import find_suppressions, is_suppressed
@@ -30,6 +37,9 @@ class LintOptions:
     ignore: tuple[str, ...] = ()
     baseline: Counter[tuple[str, str, str]] | None = None
     max_file_bytes: int = MAX_FILE_BYTES
+    jobs: int = 0  # worker processes; 0 = one per CPU, 1 = in this process
+
+PARALLEL_FROM = 8  # fewer files than this are not worth starting workers for
 
 
 @dataclass
@@ -37,16 +47,14 @@ class FileReport:
     path: str
     findings: list[Finding]
     suppressed: int = 0
-    config: LoadedConfig | None = field(default=None, repr=False)
+    lines: dict[tuple[str, int], str] = field(default_factory=dict, repr=False)  # for snippets
 
     @property
     def fatal(self) -> bool:
         return any(f.fatal for f in self.findings)
 
     def source_line(self, location: Location) -> str:
-        if self.config is not None:
-            return self.config.source_line(location)
-        return ""
+        return self.lines.get((location.path, location.line), "")
 
 
 @dataclass
@@ -85,8 +93,15 @@ def _wanted(rule: Rule, options: LintOptions) -> bool:
 
 def lint_paths(paths: Sequence[str], options: LintOptions | None = None) -> LintReport:
     options = options or LintOptions()
-    rules = selected_rules(options)
-    reports = [lint_file(path, rules, options) for path in paths]
+    selected_rules(options)  # usage errors surface here, before any worker starts
+    jobs = min(options.jobs or os.cpu_count() or 1, len(paths))
+    if jobs > 1 and len(paths) >= PARALLEL_FROM:
+        schema.validate(etree.Element("AMPSConfig"))  # load the XSD once, before forking
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(jobs, mp_context=context) as pool:
+            reports = list(pool.map(_lint_one, paths, [options] * len(paths), chunksize=max(1, len(paths) // (jobs * 4))))
+    else:
+        reports = [_lint_one(path, options) for path in paths]
     baselined = 0
     if options.baseline is not None:
         remaining = options.baseline
@@ -94,6 +109,10 @@ def lint_paths(paths: Sequence[str], options: LintOptions | None = None) -> Lint
             report.findings, dropped = apply_baseline(report.findings, remaining)
             baselined += dropped
     return LintReport(reports, baselined)
+
+
+def _lint_one(path: str, options: LintOptions) -> FileReport:
+    return lint_file(path, selected_rules(options), options)
 
 
 def lint_file(path: str, rules: list[Rule], options: LintOptions) -> FileReport:
@@ -135,4 +154,5 @@ def lint_file(path: str, rules: list[Rule], options: LintOptions) -> FileReport:
             continue
         kept.append(finding)
     unique = sorted(set(kept), key=Finding.sort_key)
-    return FileReport(path, unique, suppressed, config)
+    lines = {(f.location.path, f.location.line): config.source_line(f.location) for f in unique if f.location.line}
+    return FileReport(path, unique, suppressed, lines)

@@ -3,9 +3,9 @@
 Expressions are checked at token level until the filter parser lands (``expr_tokens``):
 identifiers are ``/path``, ``[/odd name]`` or qualified ``[type].[topic]./path``, found outside
 string literals; a field constructor is ``expr AS /alias``. VW-007 asks for qualified
-identifiers when the view's message type differs from a topic it reads, VW-010 points at
-projected fields that are neither aggregated nor grouped, VW-013 checks that Grouping names
-fields of the underlying topics.
+references to a topic name that exists with several message types, VW-010 points at
+projected fields that are neither aggregated nor grouped (a Join equality makes both of its
+sides grouped when one is), VW-013 checks that Grouping names fields of the underlying topics.
 """
 
 from __future__ import annotations
@@ -19,13 +19,11 @@ from ampsctl.config.findings import Severity
 from ampsctl.config.model import ConfigModel, SowEntry
 from ampsctl.config.registry import Issue, rule
 from ampsctl.config.rules.expr_tokens import AGGREGATES, blank_strings, call_pattern
-from ampsctl.config.rules.views_underlying import GOOD_VIEW, parse_join, ref_types, view_doc, view_joins, view_refs
+from ampsctl.config.rules.views_underlying import GOOD_VIEW, parse_join, split_equality, view_doc, view_joins, view_refs
 
 _QUALIFIER = r"(?:\[[^\]]*\]|[A-Za-z_][\w\-]*)\s*\.\s*"
 _FIELD = r"(?:\[/[^\]]*\]|/[\w@][^\s,()*+%=<>!'\"]*)"
 _IDENT = re.compile(rf"(?<![\w)\]])(?P<q>(?:{_QUALIFIER}){{0,2}})(?P<f>{_FIELD})")
-_FULLY_QUALIFIED = re.compile(rf"\[[^\]]*\]\s*\.\s*\[[^\]]*\]\s*\.\s*{_FIELD}")
-_UNQUALIFIED = re.compile(r"\[/|(?<![\w)\]])/(?=[\w@\[])")
 _AGGREGATE_CALL = call_pattern(AGGREGATES)
 _ALIAS = re.compile(r"\s+AS\s+(?=[/\[])", re.IGNORECASE)
 
@@ -58,33 +56,29 @@ def _identifiers(expr: str, drop_qualifier: bool) -> set[str]:
     return {_norm_ident(m.group("q"), m.group("f"), drop_qualifier) for m in _IDENT.finditer(blank_strings(expr))}
 
 
-def _has_unqualified(expr: str) -> bool:
-    remaining = _FULLY_QUALIFIED.sub(" ", blank_strings(expr))
-    return _UNQUALIFIED.search(remaining) is not None
-
-
 # ---------------------------------------------------------------------------------------------
 # VW-007, VW-010, VW-013
 # ---------------------------------------------------------------------------------------------
 
 
 @rule(
-    "VW-007", "view-unqualified-identifiers", Severity.WARNING,
-    "When a view's MessageType differs from an underlying topic's, qualify references as [type].[topic].",
-    description="A view may produce a different message type than the topics it reads, but then the AMPS "
-    "documentation asks for fully qualified references: the UnderlyingTopic as [type].[topic], Join sides and "
-    "the identifiers in Projection and Grouping as [type].[topic]./field. Aliases after AS are output fields "
-    "and need no qualifier. Checked at token level.",
-    source="spec/config.md §2.3 (DIG)",
-    bad=view_doc("""      <Name>orders-nvfix</Name>
+    "VW-007", "view-ambiguous-topic-reference", Severity.WARNING,
+    "A view that reads a topic name defined with several message types must qualify it as [type].[topic].",
+    description="Topic identity in AMPS is the pair (name, message type): a json topic `example` and an nvfix "
+    "topic `example` are different topics. A view that names such a topic without its type (in UnderlyingTopic "
+    "or a Join) leaves the reference ambiguous; write [json].[example]. A view may read topics of another message "
+    "type than its own without qualifiers when the names are unambiguous, as the configuration reference's "
+    "nvfix view over a fix topic shows.",
+    source="seed 001 (SOW/View examples); spec/config.md §2.3",
+    bad=view_doc("""      <Name>orders</Name>
       <MessageType>nvfix</MessageType>
-      <UnderlyingTopic>[json].[orders]</UnderlyingTopic>
+      <UnderlyingTopic>orders</UnderlyingTopic>
       <Projection>
         <Field>/region AS /region</Field>
-        <Field>COUNT([json].[orders]./orderId) AS /orders</Field>
+        <Field>COUNT(/orderId) AS /orders</Field>
       </Projection>
-      <Grouping><Field>[json].[orders]./region</Field></Grouping>"""),
-    good=view_doc("""      <Name>orders-nvfix</Name>
+      <Grouping><Field>/region</Field></Grouping>"""),
+    good=view_doc("""      <Name>orders</Name>
       <MessageType>nvfix</MessageType>
       <UnderlyingTopic>[json].[orders]</UnderlyingTopic>
       <Projection>
@@ -93,37 +87,23 @@ def _has_unqualified(expr: str) -> bool:
       </Projection>
       <Grouping><Field>[json].[orders]./region</Field></Grouping>"""),
 )
-def unqualified_identifiers(model: ConfigModel) -> Iterator[Issue]:
-    views = model.views
-    if not views:
-        return
+def ambiguous_topic_references(model: ConfigModel) -> Iterator[Issue]:
     known = model.message_types
-    for view in views:
-        vtype = view.message_type
-        if not vtype:
-            continue
-        refs = view_refs(model, view)
-        differing = sorted({(t, ref.topic) for ref in refs for t in ref_types(model, view, ref) if t != vtype})
-        if not differing:
-            continue
-        other, topic = differing[0]
-        what = f"{view.label()} is {vtype} but reads {other} topic '{topic}'"
-        hint = f"write references as [{other}].[{topic}]./field"
-        joins = view_joins(view)
-        underlying = view.first("UnderlyingTopic")
-        if not joins and underlying is not None and refs and refs[0].mtype is None:
-            yield Issue(underlying, f"{what}; UnderlyingTopic is not qualified with its message type",
-                        f"write <UnderlyingTopic>[{other}].[{topic}]</UnderlyingTopic>")
-        for join in joins:
-            sides = parse_join(join.text or "", known)
-            if sides and any(mtype is None for mtype, _, _ in sides):
-                yield Issue(join, f"{what}; this Join is not qualified with message types",
-                            "write both sides as [type].[topic].[/field]")
-        for container in ("Projection", "Grouping"):
-            for field in view_fields(view, container):
-                source, _ = split_alias(field.text or "")
-                if _has_unqualified(source):
-                    yield Issue(field, f"{what}; this {container} field has identifiers without [type].[topic]", hint)
+    for view in model.views:
+        for ref in view_refs(model, view):
+            types = sorted({e.message_type for e in model.entries_by_name.get(ref.topic, ()) if e.message_type})
+            if ref.mtype is not None or len(types) < 2:
+                continue
+            node = next(
+                (j for j in view_joins(view) if any(side[0] is None and side[1] == ref.topic for side in parse_join(j.text or "", known) or [])),
+                view.first("UnderlyingTopic"),
+            )
+            yield Issue(
+                node,
+                f"{view.label()} reads '{ref.topic}', which is defined with message types {', '.join(types)}",
+                f"say which one: [{types[0]}].[{ref.topic}]",
+            )
+            break
 
 
 @rule(
@@ -131,9 +111,11 @@ def unqualified_identifiers(model: ConfigModel) -> Iterator[Issue]:
     "A Projection field is neither aggregated nor in Grouping.",
     description="Unlike ANSI SQL, AMPS accepts a projected field that is not an aggregate and not a grouping "
     "field; the view then shows the value of the last record processed for the group. Fields built only from "
-    "grouping identifiers or constants are fine. Checked at token level (aggregates: "
-    + ", ".join(AGGREGATES) + ").",
+    "grouping identifiers or constants are fine, and so are fields that a Join equality ties to a grouping "
+    "field. The rule is opt-in (--select VW-010): the configuration reference's own JOIN example projects "
+    "such last-value fields on purpose. Checked at token level (aggregates: " + ", ".join(AGGREGATES) + ").",
     source="spec/config.md §2.3 (DIG)",
+    opt_in=True,
     bad=view_doc("""      <Name>by-region</Name>
       <MessageType>json</MessageType>
       <UnderlyingTopic>orders</UnderlyingTopic>
@@ -156,6 +138,7 @@ def projection_not_grouped(model: ConfigModel) -> Iterator[Issue]:
         grouped = set()
         for field in view_fields(view, "Grouping"):
             grouped |= _identifiers(field.text or "", single)
+        grouped = _close_over_joins(view, grouped, single)
         for field in view_fields(view, "Projection"):
             source, _ = split_alias(field.text or "")
             if not source or _AGGREGATE_CALL.search(blank_strings(source)):
@@ -166,6 +149,24 @@ def projection_not_grouped(model: ConfigModel) -> Iterator[Issue]:
                 yield Issue(field, f"{view.label()} projects {', '.join(loose)} without an aggregate and without "
                             "grouping on it; AMPS keeps the last value processed",
                             "wrap it in an aggregate (e.g. MAX(...)), add it to Grouping, or accept last-value semantics")
+
+
+def _close_over_joins(view: SowEntry, grouped: set[str], single: bool) -> set[str]:
+    """A Join equality ``[A]./x = [B]./y`` makes both sides grouped when one of them is."""
+    pairs = []
+    for join in view_joins(view):
+        halves = split_equality(join.text or "")
+        if halves:
+            pairs.append((_identifiers(halves[0], single), _identifiers(halves[1], single)))
+    changed = True
+    while changed:
+        changed = False
+        for left, right in pairs:
+            for side, other in ((left, right), (right, left)):
+                if side & grouped and not other <= grouped:
+                    grouped |= other
+                    changed = True
+    return grouped
 
 
 @rule(

@@ -56,7 +56,7 @@ def _text_ref(text: str) -> tuple[str | None, str]:
     return None, text
 
 
-def _split_equality(text: str) -> tuple[str, str] | None:
+def split_equality(text: str) -> tuple[str, str] | None:
     """Split a Join on its one top-level ``=``; None when it is not a single equality."""
     depth = 0
     quote: str | None = None
@@ -133,7 +133,7 @@ def _parse_side(text: str, known_types: set[str]) -> tuple[str | None, str, str]
 
 
 def parse_join(text: str, known_types: set[str]) -> list[tuple[str | None, str, str]] | None:
-    halves = _split_equality(text)
+    halves = split_equality(text)
     if halves is None:
         return None
     sides = [_parse_side(half, known_types) for half in halves]
