@@ -100,20 +100,23 @@ class Section:
 class SowEntry(Section):
     """One definition in the SOW section: a topic, queue, view or conflated topic."""
 
-    __slots__ = ("kind", "order")
+    __slots__ = ("kind", "order", "_name", "_message_type")
 
     def __init__(self, el: etree._Element, order: int) -> None:
         super().__init__(el, ENTRY_SYNONYMS)
         self.kind = SOW_SYNONYMS.get(el.tag, el.tag)
         self.order = order
+        # Read once: rules ask for these on every entry, many times over.
+        self._name = self.text("Name")
+        self._message_type = self.text("MessageType")
 
     @property
     def name(self) -> str | None:
-        return self.text("Name")
+        return self._name
 
     @property
     def message_type(self) -> str | None:
-        return self.text("MessageType")
+        return self._message_type
 
     @property
     def is_queue(self) -> bool:

@@ -204,10 +204,14 @@ class _Value:
     subject: str  # "<SlabSize> in Topic 'orders'"
 
 
+def _first_child(el: etree._Element, tag: str) -> etree._Element | None:
+    return next(el.iterchildren(tag), None)  # el.find(tag), at half the cost
+
+
 def _name_of(el: etree._Element, path: str) -> str | None:
-    name = el.find("Name")
+    name = _first_child(el, "Name")
     if name is None and path in _SOW_ENTRY_PATHS:
-        name = el.find("Topic")
+        name = _first_child(el, "Topic")
     text = (name.text or "").strip() if name is not None else ""
     return text or None
 
@@ -233,7 +237,7 @@ def _walk_typed_values(model: ConfigModel) -> Iterator[_Value]:
             sub = node.children.get(node.synonyms.get(tag, tag))
             if sub is None:
                 continue
-            if sub.value_type is not None and not any(isinstance(c.tag, str) for c in child):
+            if sub.value_type is not None and (len(child) == 0 or not any(isinstance(c.tag, str) for c in child)):
                 text = (child.text or "").strip()
                 if "${" not in text:  # an undefined variable is GEN-007
                     subject = f"<{tag}> in {'/'.join(where)}" if where else f"<{tag}>"
