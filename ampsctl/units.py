@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ampsctl.errors import UnitError
 
@@ -64,6 +65,7 @@ class Count:
     undocumented: str | None = None
 
 
+@lru_cache(maxsize=4096)  # configs repeat a few values many times; results are immutable
 def parse_interval(text: str) -> Interval:
     """Parse an AMPS interval such as ``250us``, ``30s`` or ``1d`` into nanoseconds."""
     match = _INTERVAL.fullmatch(text)
@@ -86,6 +88,7 @@ def parse_interval(text: str) -> Interval:
     return Interval(nanos, text, "; ".join(notes) or None)
 
 
+@lru_cache(maxsize=4096)
 def parse_bytes(text: str) -> ByteSize:
     """Parse an AMPS byte size such as ``5MB``, ``2G`` or ``1000000``."""
     match = _BYTES.fullmatch(text)
@@ -109,6 +112,7 @@ def parse_bytes(text: str) -> ByteSize:
     return ByteSize(int(value * 1000**power), int(value * 1024**power), text)
 
 
+@lru_cache(maxsize=4096)
 def parse_count(text: str) -> Count:
     """Parse a non-negative count; a ``k``/``M`` exponent suffix is accepted but noted."""
     match = _COUNT.fullmatch(text)

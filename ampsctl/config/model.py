@@ -180,6 +180,25 @@ class ConfigModel:
         return self.entries("Topic")
 
     @cached_property
+    def _topics_by_child(self) -> dict[str, list[SowEntry]]:
+        index: dict[str, list[SowEntry]] = {}
+        for topic in self.topics:
+            for name in topic._children:
+                index.setdefault(name, []).append(topic)
+        return index
+
+    def topics_with(self, *names: str) -> list[SowEntry]:
+        """The SOW topics that have a child called one of ``names`` (synonyms resolved), in file order.
+
+        Most topic rules are about an optional element (History, RecoveryPoint, SlabSize...):
+        this index spares each of them a pass over every topic.
+        """
+        if len(names) == 1:
+            return self._topics_by_child.get(names[0], [])
+        found = {topic for name in names for topic in self._topics_by_child.get(name, ())}
+        return sorted(found, key=lambda topic: topic.order)
+
+    @cached_property
     def queues(self) -> list[SowEntry]:
         return self.entries(*QUEUE_KINDS)
 
@@ -279,7 +298,7 @@ class ConfigModel:
     @cached_property
     def pattern_topics(self) -> list[SowEntry]:
         """The regular expression SOW topics: those with a non-empty Pattern, in file order."""
-        return [topic for topic in self.topics if topic.text("Pattern")]
+        return [topic for topic in self.topics_with("Pattern") if topic.text("Pattern")]
 
     @cached_property
     def message_type_modules(self) -> dict[str, str]:

@@ -54,6 +54,7 @@ class Rule:
 
 
 _RULES: dict[str, Rule] = {}
+_SORTED: list[Rule] = []  # all_rules() result, rebuilt when a rule is added
 
 
 def rule(
@@ -86,13 +87,16 @@ def _add(new: Rule) -> None:
     if new.code in _RULES:
         raise RuntimeError(f"rule code {new.code} registered twice")
     _RULES[new.code] = new
+    _SORTED.clear()
 
 
 def all_rules() -> list[Rule]:
     """Every rule, sorted by code. Importing the rule modules fills the registry."""
     import ampsctl.config.rules  # noqa: F401  (registers on import)
 
-    return sorted(_RULES.values(), key=lambda r: _code_key(r.code))
+    if not _SORTED:
+        _SORTED.extend(sorted(_RULES.values(), key=lambda r: _code_key(r.code)))
+    return list(_SORTED)
 
 
 def get_rule(code: str) -> Rule | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ampsctl.config.model import ConfigModel, has_regex_chars, topic_matches
 
-_REGEX_NOT_DOT = frozenset("^$*+?()[]{}|\\")
+_REGEX_NOT_DOT = re.compile(r"[\^$*+?()\[\]{}|\\]")  # regex metacharacters except '.'
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def sow_index(model: ConfigModel) -> SowIndex:
 
 def looks_like_regex(text: str) -> bool:
     """Regex metacharacters other than '.', which is common in literal topic names (`desk.rates`)."""
-    return any(ch in _REGEX_NOT_DOT for ch in text)
+    return _REGEX_NOT_DOT.search(text) is not None
 
 
 def literal_topic(text: str | None) -> str | None:

@@ -32,6 +32,8 @@ def blank_strings(text: str) -> str:
     ``'...'`` or ``"..."``; a doubled quote or a backslash escapes a quote inside a literal.
     An unterminated literal runs to the end of the text.
     """
+    if "'" not in text and '"' not in text:
+        return text  # no literal: most expressions (`/region`, `SUM(/qty) AS /total`)
     out = list(text)
     quote: str | None = None
     i = 0

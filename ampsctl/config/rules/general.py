@@ -27,6 +27,8 @@ _EXPRESSION_TAGS = ("Filter", "Field", "Join", "Condition", "BarrierExpression",
 _ENTITY = re.compile(r"&(?:lt|gt|amp|quot|apos|#[0-9]+|#[xX][0-9A-Fa-f]+);")
 _DEPRECATED_MODULES = {"amps-action-do-vacuum-statistics": "amps-action-do-truncate-statistics"}
 _RESERVED_PREFIX = "/AMPS/"
+_ENTRY_SYNONYM_PAIRS = (("Name", "Topic"),)  # (canonical, synonym) spellings in a SOW entry
+_TOPIC_SYNONYM_PAIRS = (("Name", "Topic"), ("Durability", "Duration"))
 
 
 def _children(el: etree._Element) -> Iterator[etree._Element]:
@@ -51,7 +53,10 @@ class _Synonym:
 
 
 def _first(elements: list[etree._Element], tag: str) -> etree._Element | None:
-    return next((el for el in elements if el.tag == tag), None)
+    for el in elements:
+        if el.tag == tag:
+            return el
+    return None
 
 
 def _synonyms(model: ConfigModel) -> list[_Synonym]:
@@ -73,8 +78,7 @@ def _synonyms(model: ConfigModel) -> list[_Synonym]:
             continue
         if tag in SOW_SYNONYMS:
             found.append(_Synonym(entry.el, SOW_SYNONYMS[tag], None))
-        pairs = [("Name", "Topic")] + ([("Durability", "Duration")] if entry.kind == "Topic" else [])
-        for canonical, synonym in pairs:
+        for canonical, synonym in _TOPIC_SYNONYM_PAIRS if entry.kind == "Topic" else _ENTRY_SYNONYM_PAIRS:
             spelled = entry.all(canonical)
             old = _first(spelled, synonym)
             if old is not None:

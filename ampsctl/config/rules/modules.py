@@ -250,7 +250,7 @@ def _expression_fields(entry: Section, *blocks: str) -> Iterator[etree._Element]
   </SOW>""",
 )
 def value_lookup_placement(model: ConfigModel) -> Iterator[Issue]:
-    for entry in model.entries("View", "Topic"):
+    for entry in model.views + model.topics_with("Durability"):  # only a transient topic can break it
         if entry.kind == "View":
             places = list(_expression_fields(entry, "Projection", "Grouping"))
             for underlying in entry.all("UnderlyingTopic"):

@@ -68,7 +68,7 @@ def _expiration_ok(value: str) -> bool:
   </SOW>""",
 )
 def expiration_value(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("Expiration"):
         for element in topic.all("Expiration"):
             value = (element.text or "").strip()
             if unexpanded(value) or _expiration_ok(value):
@@ -108,9 +108,7 @@ def expiration_value(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def history_expiration(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
-        if not topic.has("History"):
-            continue
+    for topic in model.topics_with("History"):
         for element in topic.all("Expiration"):
             value = (element.text or "").strip()
             if value == "disabled" or unexpanded(value) or not _expiration_ok(value):
@@ -154,7 +152,7 @@ def history_expiration(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def history_incomplete(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("History"):
         for history in topic.all("History"):
             missing = [part for part in ("Window", "Granularity") if history.find(part) is None]
             if missing:
@@ -205,9 +203,7 @@ def history_incomplete(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def pattern_restrictions(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
-        if not topic.has("Pattern"):
-            continue
+    for topic in model.topics_with("Pattern"):
         for part in ("History", "Preprocessing", "Enrichment"):
             for element in topic.all(part):
                 yield Issue(
@@ -249,7 +245,7 @@ def pattern_restrictions(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def enrichment_empty(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("Preprocessing", "Enrichment"):
         for part in ("Preprocessing", "Enrichment"):
             for element in topic.all(part):
                 if element.find("Field") is None:
@@ -306,7 +302,7 @@ def _field_problems(text: str, preprocessing: bool) -> list[str]:
   </SOW>""",
 )
 def enrichment_field_forbidden(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("Preprocessing", "Enrichment"):
         for part in ("Preprocessing", "Enrichment"):
             for element in topic.all(part):
                 for field in element.iter("Field"):
@@ -355,7 +351,7 @@ def enrichment_field_forbidden(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def enrichment_message_type(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("Preprocessing", "Enrichment"):
         module = type_module(model, topic.message_type)
         if module not in NO_ENRICHMENT_MODULES:
             continue

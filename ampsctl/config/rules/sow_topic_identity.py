@@ -58,7 +58,7 @@ def name_required(model: ConfigModel) -> Iterator[Issue]:
         names = topic.all("Name")
         if not names:
             yield Issue(topic.el, f"SOW <{topic.el.tag}> has no <Name>", "add <Name>topic-name</Name>", at_text=False)
-        elif not (names[0].text or "").strip():
+        elif not topic.name:  # the first of them is empty
             yield Issue(names[0], f"SOW <{topic.el.tag}> has an empty <{names[0].tag}>", "write the topic name", at_text=False)
 
 
@@ -92,7 +92,7 @@ def message_type_required(model: ConfigModel) -> Iterator[Issue]:
                 "add <MessageType>json</MessageType> (or the type its publishers use)",
                 at_text=False,
             )
-        elif not (element.text or "").strip():
+        elif not topic.message_type:
             yield Issue(element, f"{topic.label()} has an empty <MessageType>", "write the message type, e.g. json", at_text=False)
 
 
@@ -187,6 +187,8 @@ def message_type_unknown(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def topic_after_pattern(model: ConfigModel) -> Iterator[Issue]:
+    if not model.pattern_topics:
+        return
     patterns: list[tuple[SowEntry, str]] = []
     for topic in model.topics:
         pattern = topic.text("Pattern")

@@ -42,7 +42,7 @@ from ampsctl.config.rules.common import count_of, type_module
   </SOW>""",
 )
 def key_domain_without_key(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("KeyDomain"):
         element = topic.first("KeyDomain")
         if element is None:
             continue
@@ -95,7 +95,7 @@ def key_domain_without_key(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def key_generator_module(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("KeyGenerator"):
         for generator in topic.all("KeyGenerator"):
             if generator.find("Module") is None:
                 yield Issue(
@@ -137,8 +137,8 @@ def key_generator_module(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def key_and_generator(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
-        if topic.has("Key") and topic.has("KeyGenerator"):
+    for topic in model.topics_with("KeyGenerator"):
+        if topic.has("Key"):
             yield Issue(
                 topic.first("KeyGenerator"),
                 f"{topic.label()} has both <Key> fields and a <KeyGenerator>; which one makes the keys is not documented",
@@ -171,8 +171,8 @@ def key_and_generator(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def binary_key(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
-        if topic.has("Key") and type_module(model, topic.message_type) == "binary":
+    for topic in model.topics_with("Key"):
+        if type_module(model, topic.message_type) == "binary":
             yield Issue(
                 topic.first("Key"),
                 f"{topic.label()} stores binary messages, which AMPS cannot read Key fields from",
@@ -214,7 +214,7 @@ def _nearest_power_of_two(value: int) -> int:
   </SOW>""",
 )
 def key_count_hint_power_of_two(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("ExpectedKeyCountHint"):
         for element in topic.all("ExpectedKeyCountHint"):
             count = count_of(element)
             if count is None or (count.value > 0 and count.value & (count.value - 1) == 0):
@@ -253,7 +253,7 @@ def key_count_hint_power_of_two(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def hash_index_empty(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("HashIndex"):
         for index in topic.all("HashIndex"):
             if index.find("Key") is None:
                 yield Issue(

@@ -47,7 +47,7 @@ _TIMESTAMP = re.compile(
   </SOW>""",
 )
 def recovery_point_value(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("RecoveryPoint"):
         element = topic.first("RecoveryPoint")
         if element is None:
             continue
@@ -89,7 +89,7 @@ def recovery_point_value(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def recovery_point_without_txlog(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("RecoveryPoint"):
         element = topic.first("RecoveryPoint")
         if element is None or not topic.name or model.txlog_covers(topic.name, topic.message_type):
             continue
@@ -129,7 +129,7 @@ def recovery_point_without_txlog(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def transient_without_txlog(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("Durability"):
         if topic.text("Durability") != "transient" or not topic.name:
             continue
         if model.txlog_covers(topic.name, topic.message_type):

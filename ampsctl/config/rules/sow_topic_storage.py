@@ -98,7 +98,7 @@ def filename_required(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def durability_value(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("Durability"):
         for element in topic.all("Durability"):
             value = (element.text or "").strip()
             if value in DURABILITIES or unexpanded(value):
@@ -176,7 +176,7 @@ def shared_file(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def transient_filename_ignored(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("Durability"):
         if topic.text("Durability") == "transient" and topic.has("FileName"):
             yield Issue(
                 topic.first("FileName"),
@@ -215,7 +215,7 @@ def transient_filename_ignored(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def initial_slab_count_range(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("InitialSlabCount"):
         for element in topic.all("InitialSlabCount"):
             count = count_of(element)
             if count is None:
@@ -259,7 +259,7 @@ def initial_slab_count_range(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def slab_size_max(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("SlabSize"):
         for element in topic.all("SlabSize"):
             size = bytes_of(element)
             if size is not None and size.low > MAX_SLAB_SIZE:
@@ -295,7 +295,7 @@ def slab_size_max(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def slab_size_small(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with("SlabSize"):
         for element in topic.all("SlabSize"):
             size = bytes_of(element)
             if size is not None and size.high < SMALL_SLAB_SIZE:
@@ -330,7 +330,7 @@ def slab_size_small(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def deprecated_growth(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.topics_with(*DEPRECATED_GROWTH):
         for old, new in DEPRECATED_GROWTH.items():
             for element in topic.all(old):
                 yield Issue(

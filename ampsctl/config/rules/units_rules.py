@@ -27,7 +27,7 @@ from enum import Enum
 from lxml import etree
 
 from ampsctl.config.findings import Severity
-from ampsctl.config.model import ENTRY_SYNONYMS, SOW_SYNONYMS, TOP_SYNONYMS, TXLOG_SYNONYMS, ConfigModel
+from ampsctl.config.model import ENTRY_SYNONYMS, SOW_SYNONYMS, TOP_SYNONYMS, TXLOG_SYNONYMS, ConfigModel, SowEntry
 from ampsctl.config.registry import Issue, rule
 from ampsctl.config.rules.common import FALSE_WORDS, TRUE_WORDS
 from ampsctl.errors import UnitError
@@ -163,7 +163,6 @@ _SYNONYMS_UNDER = {
     "SOW/ConflatedTopic": ENTRY_SYNONYMS,
     "TransactionLog": TXLOG_SYNONYMS,
 }
-_SOW_ENTRY_PATHS = frozenset({"SOW/Topic", "SOW/View", "SOW/ConflatedTopic"})
 _PERCENT = re.compile(r"[0-9]+(\.[0-9]+)?%")
 _OCTAL = re.compile(r"0[0-7]{3}")
 _LIST_SPLIT = re.compile(r"\s*[,;]\s*|\s+")
@@ -194,6 +193,7 @@ def _build_tree() -> _Node:
 
 
 _TREE = _build_tree()
+_SOW_NODE = _TREE.children["SOW"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,12 +208,21 @@ def _first_child(el: etree._Element, tag: str) -> etree._Element | None:
     return next(el.iterchildren(tag), None)  # el.find(tag), at half the cost
 
 
-def _name_of(el: etree._Element, path: str) -> str | None:
+def _name_of(el: etree._Element) -> str | None:
     name = _first_child(el, "Name")
-    if name is None and path in _SOW_ENTRY_PATHS:
-        name = _first_child(el, "Topic")
     text = (name.text or "").strip() if name is not None else ""
     return text or None
+
+
+def _entry_name(entry: SowEntry) -> str | None:
+    """A SOW entry's <Name>, else its legacy <Topic> (even when that comes first)."""
+    spelled = entry.all("Name")  # <Name> and <Topic>, in file order
+    if not spelled:
+        return None
+    name = spelled[0]
+    if name.tag != "Name":  # a legacy <Topic> first: a later <Name> still wins
+        name = next((el for el in spelled if el.tag == "Name"), name)
+    return (name.text or "").strip() or None
 
 
 def _typed_values(model: ConfigModel) -> tuple[_Value, ...]:
@@ -226,26 +235,62 @@ def _collect_typed_values(model: ConfigModel) -> tuple[_Value, ...]:
     return tuple(_walk_typed_values(model))
 
 
+_Pending = list[tuple[etree._Element, _Node, tuple[str, ...]]]  # elements still to walk, with their place
+
+
 def _walk_typed_values(model: ConfigModel) -> Iterator[_Value]:
-    stack: list[tuple[etree._Element, _Node, tuple[str, ...]]] = [(model.root.el, _TREE, ())]
-    while stack:
-        el, node, where = stack.pop()
+    """Walk the tree along the table. SOW entries (hundreds per config) are not scanned child
+    by child: the model's sections of them are asked for the names the table types."""
+    sow_where: dict[etree._Element, tuple[str, ...]] = {}
+    pending: _Pending = []
+    for child in model.root.el:
+        tag = child.tag
+        if not isinstance(tag, str):
+            continue
+        sub = _TREE.children.get(_TREE.synonyms.get(tag, tag))
+        if sub is _SOW_NODE:
+            name = _name_of(child)
+            sow_where[child] = (f"SOW '{name}'",) if name else ("SOW",)
+        elif sub is not None:
+            yield from _visit(child, sub, (), pending)
+    yield from _walk(pending)
+    for entry in model.sow_entries:
+        node = _SOW_NODE.children.get(entry.kind)
+        if node is None:
+            continue
+        name = _entry_name(entry)
+        where = (f"{entry.kind} '{name}'",) if name else (*sow_where[entry.el.getparent()], entry.kind)
+        for canonical in entry.names():
+            sub = node.children.get(canonical)
+            if sub is not None:
+                for child in entry.all(canonical):
+                    yield from _visit(child, sub, where, pending)
+        yield from _walk(pending)
+
+
+def _walk(pending: _Pending) -> Iterator[_Value]:
+    """The typed values below the pending elements."""
+    while pending:
+        el, node, where = pending.pop()
         for child in el:
             tag = child.tag
-            if not isinstance(tag, str):
-                continue
-            sub = node.children.get(node.synonyms.get(tag, tag))
-            if sub is None:
-                continue
-            if sub.value_type is not None and (len(child) == 0 or not any(isinstance(c.tag, str) for c in child)):
-                text = (child.text or "").strip()
-                if "${" not in text:  # an undefined variable is GEN-007
-                    subject = f"<{tag}> in {'/'.join(where)}" if where else f"<{tag}>"
-                    yield _Value(child, sub.value_type, text, subject)
-            if sub.children:
-                canonical = sub.path.rsplit("/", 1)[-1]
-                name = _name_of(child, sub.path)
-                stack.append((child, sub, (f"{canonical} '{name}'",) if name else (*where, canonical)))
+            if isinstance(tag, str):
+                sub = node.children.get(node.synonyms.get(tag, tag))
+                if sub is not None:
+                    yield from _visit(child, sub, where, pending)
+
+
+def _visit(el: etree._Element, node: _Node, where: tuple[str, ...], pending: _Pending) -> Iterator[_Value]:
+    """The value of ``el`` if the table types it; ``el`` is queued when the table goes deeper."""
+    if node.value_type is not None and (len(el) == 0 or not any(isinstance(c.tag, str) for c in el)):
+        text = (el.text or "").strip()
+        if "${" not in text:  # an undefined variable is GEN-007
+            subject = f"<{el.tag}> in {'/'.join(where)}" if where else f"<{el.tag}>"
+            yield _Value(el, node.value_type, text, subject)
+    if node.children:
+        canonical = node.path.rsplit("/", 1)[-1]
+        name = _name_of(el)
+        pending.append((el, node, (f"{canonical} '{name}'",) if name else (*where, canonical)))
 
 
 def _interval_text(nanos: int) -> str:
