@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench docs clean
+.PHONY: demo test bench bench-filter docs clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "ampsctl needs Python 3.11+")'
@@ -31,6 +31,11 @@ bench: $(STAMP)
 	    echo "error: xmllint not found; install it (sudo apt-get install libxml2-utils) and rerun make bench"; exit 4; \
 	  fi; }
 	$(PY) bench/lint.py
+	$(PY) bench/filter.py
+
+# The filter benchmark alone (no peer tool to install): compiled vs interpreted filter.
+bench-filter: $(STAMP)
+	$(PY) bench/filter.py
 
 docs: $(STAMP)
 	$(PY) -m ampsctl.cli.docgen

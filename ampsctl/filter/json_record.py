@@ -1,0 +1,70 @@
+"""Field access into a parsed JSON message: the first ``Record`` implementation (issue 3 item 4).
+
+Path rules (spec/expressions.md §2.2, §7, A10, A11):
+* Each step names a key of an object; a missing key, or a step into a scalar, is NULL.
+* A step applied to an array of objects maps over the elements (nested arrays flattened) and
+  yields the list of each element's value; elements without the key are left out, so a path
+  that no element has gives [] -- the empty array, which is NULL (A10).
+* ``[n]`` is a 0-based subscript on the step's value; out of range is NULL (A11). A scalar
+  behaves as a one-element array, so ``/x[0]`` works whether or not ``x`` repeats (XML and
+  FIX codecs will produce arrays only for repeated elements).
+* ``@attr`` steps name XML attributes, which JSON does not have: NULL. A bracketed name
+  (``[/Not Xpath Name]``) is one step with the literal name, '@' included.
+* A view qualifier (``[type].[topic].``) is ignored here: the record IS the message the
+  qualifier selected.
+Values are returned as orjson built them (None, bool, int, float, str, list, dict).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ampsctl.errors import InputError
+from ampsctl.filter.ast import Field, Step
+from ampsctl.filter.values import elements
+
+
+@dataclass(frozen=True, slots=True)
+class JsonRecord:
+    data: Any
+
+    @classmethod
+    def from_bytes(cls, raw: bytes | bytearray | memoryview | str) -> JsonRecord:
+        """Parse one JSON message with orjson; malformed input is an InputError (exit code 3)."""
+        try:
+            return cls(orjson.loads(raw))
+        except orjson.JSONDecodeError as exc:
+            raise InputError(
+                f"invalid JSON message: {exc}",
+                code="JSON",
+                hint="each message must be one complete JSON document (one per line with --data -)",
+            ) from None
+
+    def get(self, field: Field) -> Any:
+        current = self.data
+        literal = field.bracketed
+        for step in field.steps:
+            current = _step(current, step, literal)
+            if current is None:
+                return None
+        return current
+
+
+def _step(current: Any, step: Step, literal: bool) -> Any:
+    name = step.name
+    if not literal and name.startswith("@"):
+        return None
+    if isinstance(current, dict):
+        value = current.get(name)
+    elif isinstance(current, list):
+        value = [item[name] for item in elements(current) if isinstance(item, dict) and item.get(name) is not None]
+    else:
+        return None
+    if step.index is None or value is None:
+        return value
+    if isinstance(value, list):
+        return value[step.index] if 0 <= step.index < len(value) else None
+    return value if step.index == 0 else None

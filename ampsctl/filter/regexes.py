@@ -1,0 +1,105 @@
+"""PCRE-like regular expressions for LIKE (spec/expressions.md §6.5, §8).
+
+AMPS uses PCRE; we use the ``regex`` package because it supports the PCRE features the docs
+show (``(?i)``, back-references such as ``(.)\\1``, possessive quantifiers, atomic groups) and,
+unlike ``re``, a ``timeout`` argument: a catastrophic pattern such as ``(a+)+$`` against a long
+string raises instead of hanging the broker or the CLI.
+
+Invariants:
+* LIKE is an unanchored search; users anchor with ``^``/``$``.
+* Patterns compile with ``ASCII``: ``\\w``, ``\\d``, ``\\b`` and ``(?i)`` are ASCII-only, as in
+  PCRE without UTF mode and in Java's default (the Spark backend), matching AMPS's
+  "not Unicode-aware" rule.
+* Text is matched as Unicode code points, not UTF-8 bytes: ``.`` is one character. The two
+  agree on ASCII, and a byte-level ``.`` could split a character and yield invalid text.
+* Compiled patterns live in a bounded LRU cache (a few hundred entries), so a stream of
+  distinct patterns cannot grow memory without limit. The cache holds only immutable compiled
+  patterns, so sharing it between threads is safe.
+* Every failure is a FilterError with a hint: an invalid pattern (with the offset inside the
+  pattern, and the pattern's position in the filter text when the caller knows it) or a
+  search that ran past its timeout.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import regex
+
+from ampsctl.filter.errors import FilterError
+
+DEFAULT_TIMEOUT = 1.0  # seconds per search
+CACHE_SIZE = 256
+
+_FLAGS = regex.VERSION0 | regex.ASCII
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _compile(pattern: str) -> regex.Pattern[str]:
+    return regex.compile(pattern, _FLAGS)
+
+
+def compile_pattern(pattern: str, *, expression: str = "", position: int | None = None) -> regex.Pattern[str]:
+    """The compiled pattern (cached), or FilterError if it is not a valid regular expression.
+
+    ``position`` is the 0-based offset of the pattern's string literal in ``expression``; the
+    parser passes both so the error can point a caret at it.
+    """
+    try:
+        return _compile(pattern)
+    except regex.error as exc:
+        where = f" at offset {exc.pos} of the pattern" if exc.pos is not None else ""
+        raise FilterError(
+            f"invalid regular expression {pattern!r}: {exc.msg}{where}",
+            expression=expression,
+            position=position,
+            hint="LIKE takes a PCRE pattern: escape literal metacharacters such as ( [ . * + ? with a backslash",
+            code="FILTER_REGEX",
+        ) from None
+
+
+def _timed_out(pattern: str, timeout: float) -> FilterError:
+    return FilterError(
+        f"regular expression {pattern!r} ran past its timeout of {timeout:g} s",
+        hint="avoid nested quantifiers such as (a|aa)+ and anchor the pattern with ^ or $",
+        code="FILTER_REGEX_TIMEOUT",
+    )
+
+
+def search(pattern: str, text: str, *, timeout: float = DEFAULT_TIMEOUT) -> bool:
+    """Whether ``pattern`` occurs anywhere in ``text`` (unanchored), within ``timeout`` seconds."""
+    return first_match(pattern, text, timeout=timeout) is not None
+
+
+def first_match(pattern: str, text: str, *, timeout: float = DEFAULT_TIMEOUT) -> str | None:
+    """The text of the first (leftmost) match of ``pattern`` in ``text``, or None."""
+    compiled = compile_pattern(pattern)
+    try:
+        found = compiled.search(text, timeout=timeout)
+    except TimeoutError:
+        raise _timed_out(pattern, timeout) from None
+    return None if found is None else found.group(0)
+
+
+def replace_all(pattern: str, text: str, replacement: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
+    """``text`` with every match replaced; ``replacement`` may use ``\\1``-style group references."""
+    compiled = compile_pattern(pattern)
+    try:
+        return compiled.sub(replacement, text, timeout=timeout)
+    except TimeoutError:
+        raise _timed_out(pattern, timeout) from None
+    except (regex.error, IndexError) as exc:  # a bad group reference in the replacement
+        raise FilterError(
+            f"invalid replacement {replacement!r} for regular expression {pattern!r}: {exc}",
+            hint="refer to groups that exist in the pattern (\\1 is the first group); write \\\\ for a backslash",
+            code="FILTER_REGEX",
+        ) from None
+
+
+def cache_clear() -> None:
+    """Drop every cached pattern (tests use this to observe the cache bound)."""
+    _compile.cache_clear()
+
+
+def cache_size() -> int:
+    return _compile.cache_info().currsize
