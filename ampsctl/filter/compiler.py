@@ -12,12 +12,12 @@
 * fields: a plain path (no subscript, no ``@``) on a ``JsonRecord`` over a dict is read with
   ``dict.get`` on its data, which is what ``JsonRecord.get`` does for such a path (an array or
   scalar on the way falls back to ``record.get``); other records get ``record.get(field)``;
-* LIKE: the pattern is compiled and validated once;
-* exact-type fast paths: a non-empty ``str`` against text constants, or an ``int``/non-NaN
-  ``float`` against number constants, is one Python operation (comparison, BETWEEN, an IN
-  list as a set), because ``values.compare_scalars`` reduces to it there. Anything else
-  (arrays, booleans, '', NaN, text against numbers: the coercion rule) goes to the helpers.
-  ``tests/filter/test_differential.py`` checks both paths agree.
+* predicates: comparison, BETWEEN, IN, LIKE and BEGINS/ENDS WITH get their per-record
+  closures, with the exact-type fast paths, from ``compiled_predicates.py``; this module
+  compiles their operands, tells it which are constant (an ``Operand``) and folds the result;
+* AND/OR of two comparisons of one-step fields with constants (the shape of most filters)
+  runs both comparisons' fast paths inline (``_logic2_filter``).
+  ``tests/filter/test_differential.py`` checks that every path agrees with ``evaluate``.
 
 Order and laziness are ``evaluate``'s: AND/OR stop at the first deciding operand, IF and
 COALESCE evaluate what they need, IN, BETWEEN and BEGINS/ENDS WITH evaluate every operand.
@@ -29,25 +29,20 @@ arithmetic chain (``1 + 1 + ... + 1``) compiles and runs in a loop.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ampsctl.filter import ast, regexes, values
+from ampsctl.filter import ast, values
+from ampsctl.filter import compiled_predicates as predicates
 from ampsctl.filter.catalog import AGGREGATES, FUNCTIONS
 from ampsctl.filter.errors import FilterError
 from ampsctl.filter.evaluate import AGGREGATE_MESSAGE
 from ampsctl.filter.functions import IMPLEMENTATIONS
+from ampsctl.filter.compiled_predicates import Compiled, Operand
 from ampsctl.filter.json_record import JsonRecord
 from ampsctl.filter.record import Record
 
-Compiled = Callable[[Any], Any]
-
-# What values.compare_scalars reduces to for two non-empty strings or two non-NaN numbers:
-# both orders are total there, so `op(a, b)` is `_order(op, sign(a, b))`.
-_PY_OPS = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
-_SWAPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 # Nodes whose value is always True, False or None, so `is_match(value)` is `value is True`.
 _PREDICATES = (ast.Comparison, ast.Between, ast.In, ast.Like, ast.StringMatch, ast.IsNull, ast.Not, ast.And, ast.Or)
 
@@ -113,32 +108,11 @@ def _fold(closure: Compiled, *inputs: _Node) -> _Node:
         return closure
 
 
-def _fast_kind(value: Any) -> type | None:
-    """``str`` for non-empty text, ``float`` for an int (not bool) or non-NaN float, else None."""
-    if type(value) is str:
-        return str if value else None
-    return float if type(value) is int or (type(value) is float and value == value) else None
-
-
-def _constant_kind(node: _Node) -> type | None:
-    return _fast_kind(node.value) if isinstance(node, _Const) else None
-
-
 # --- leaves and arithmetic -------------------------------------------------------------------
 
 
 def _literal(node: ast.Literal) -> _Node:
     return _Const(node.value)
-
-
-def _inline_key(expr: ast.Expr) -> str | None:
-    """The dict key a one-step plain field reads from a JsonRecord (as ``get_one``), else None.
-
-    Fast paths read such a field inline, saving the call to its closure."""
-    if type(expr) is not ast.Field or len(expr.steps) != 1 or expr.steps[0].index is not None:
-        return None
-    name = expr.steps[0].name
-    return name if expr.bracketed or not name.startswith("@") else None
 
 
 def _field(node: ast.Field) -> _Node:
@@ -206,189 +180,44 @@ def _binary(helper: Callable[[str, Any, Any], Any], op: str, left: Compiled, rig
     return lambda record: helper(op, left(record), right(record))
 
 
-# --- comparisons -----------------------------------------------------------------------------
+# --- predicates: compiled_predicates builds the closures; operands and folding are here ------
+
+
+def _operand(expr: ast.Expr) -> tuple[_Node, Operand]:
+    """``expr`` compiled, and what compiled_predicates needs to know of it."""
+    node = _compile(expr)
+    if isinstance(node, _Const):
+        return node, Operand(expr, _closure(node), known=True, value=node.value)
+    return node, Operand(expr, node)
 
 
 def _comparison(node: ast.Comparison) -> _Node:
-    op, compare = node.op, values.compare
-    left, right = _compile(node.left), _compile(node.right)
-    if _constant_kind(right) and not isinstance(left, _Const):
-        c = right.value  # type: ignore[union-attr]
-        return _compare_to_constant(op, node.left, left, c, lambda value: compare(op, value, c))
-    if _constant_kind(left) and not isinstance(right, _Const):  # `c < v` is `v > c` in a total order
-        c = left.value  # type: ignore[union-attr]
-        return _compare_to_constant(_SWAPPED[op], node.right, right, c, lambda value: compare(op, c, value))
-    return _fold(_binary(compare, op, _closure(left), _closure(right)), left, right)
-
-
-def _compare_to_constant(fast_op: str, operand: ast.Expr, get: Compiled, c: Any, slow: Callable[[Any], Any]) -> Compiled:
-    """``value fast_op c`` when the value has the constant's exact kind, NULL for a NULL value
-    (``values.elements(None)`` is empty: nothing to compare, so ``compare`` is NULL), else
-    ``slow(value)``: ``values.compare`` with the operands in their written order."""
-    python_op, key = _PY_OPS[fast_op], _inline_key(operand)
-    if type(c) is str:
-
-        def compare_text(record: Any) -> Any:
-            if key is not None and type(record) is JsonRecord and type(data := record.data) is dict:
-                value = data.get(key)
-            else:
-                value = get(record)
-            if type(value) is str:
-                return python_op(value, c) if value else None  # '' is NULL: elements('') is empty
-            return None if value is None else slow(value)
-
-        return _with_field_test(compare_text, key, str, python_op, c)
-
-    def compare_number(record: Any) -> Any:
-        if key is not None and type(record) is JsonRecord and type(data := record.data) is dict:
-            value = data.get(key)
-        else:
-            value = get(record)
-        kind = type(value)
-        if kind is int or (kind is float and value == value):
-            return python_op(value, c)
-        return None if value is None else slow(value)
-
-    return _with_field_test(compare_number, key, int, python_op, c)
-
-
-def _with_field_test(closure: Compiled, key: str | None, kind: type, python_op: Any, c: Any) -> Compiled:
-    """Tag a comparison of a one-step field with its fast path, for _logic2_filter to inline:
-    ``python_op(data.get(key), c)`` when that value is a truthy ``kind``, else ``closure``."""
-    if key is not None:
-        closure.field_test = (key, kind, python_op, c)  # type: ignore[attr-defined]
-    return closure
+    (left, left_operand), (right, right_operand) = _operand(node.left), _operand(node.right)
+    return _fold(predicates.comparison(node.op, left_operand, right_operand), left, right)
 
 
 def _between(node: ast.Between) -> _Node:
-    value, low, high = _compile(node.value), _compile(node.low), _compile(node.high)
-    get, get_low, get_high = _closure(value), _closure(low), _closure(high)
-    compare, any_element, and3, not3, negated = values.compare, values.any_element, values.and3, values.not3, node.negated
-
-    def slow(v: Any, lo: Any, hi: Any) -> Any:  # evaluate's rule: some element lies in [lo, hi]
-        result = any_element(v, lambda e: and3((compare(">=", e, lo), compare("<=", e, hi))))
-        return not3(result) if negated else result
-
-    if isinstance(value, _Const) or _constant_kind(low) is not float or _constant_kind(high) is not float:
-        return _fold(lambda record: slow(get(record), get_low(record), get_high(record)), value, low, high)
-    lo, hi, key = low.value, high.value, _inline_key(node.value)  # type: ignore[union-attr]
-
-    def between_numbers(record: Any) -> Any:
-        if key is not None and type(record) is JsonRecord and type(data := record.data) is dict:
-            v = data.get(key)
-        else:
-            v = get(record)
-        kind = type(v)
-        if kind is int or kind is float:  # a NaN fails both bounds here as in compare_scalars
-            return (lo <= v <= hi) is not negated
-        return slow(v, lo, hi)
-
-    return between_numbers
+    (value, value_operand), (low, low_operand), (high, high_operand) = map(_operand, (node.value, node.low, node.high))
+    return _fold(predicates.between(value_operand, low_operand, high_operand, node.negated), value, low, high)
 
 
 def _in(node: ast.In) -> _Node:
-    value, options = _compile(node.value), [_compile(option) for option in node.options]
-    get, compare, or3, not3, negated = _closure(value), values.compare, values.or3, values.not3, node.negated
-
-    def slow(v: Any, found: Any) -> Any:  # IN is the OR of `=` comparisons (§6.4)
-        result = or3(compare("=", v, option) for option in found)
-        return not3(result) if negated else result
-
-    if not all(isinstance(option, _Const) for option in options):
-        getters = tuple(_closure(option) for option in options)
-        return lambda record: slow(get(record), [option(record) for option in getters])
-    constants = tuple(option.value for option in options)  # type: ignore[union-attr]
-    if isinstance(value, _Const):
-        return _fold(lambda record: slow(get(record), constants), value)
-    # A non-empty string equals a text option only by string equality, an int/non-NaN float
-    # equals a number option only numerically (int and float hash alike): sets decide those.
-    # The other options (text against a number needs the coercion rule; booleans, NULLs, NaN)
-    # still go through values.compare.
-    texts = frozenset(c for c in constants if _fast_kind(c) is str)
-    numbers = frozenset(c for c in constants if _fast_kind(c) is float)
-    not_texts = tuple(c for c in constants if _fast_kind(c) is not str)
-    not_numbers = tuple(c for c in constants if _fast_kind(c) is not float)
-    hit, key = not negated, _inline_key(node.value)
-
-    def in_constants(record: Any) -> Any:
-        if key is not None and type(record) is JsonRecord and type(data := record.data) is dict:
-            v = data.get(key)
-        else:
-            v = get(record)
-        kind = type(v)
-        if kind is str and v:
-            return hit if v in texts else slow(v, not_texts)
-        if kind is int or (kind is float and v == v):
-            return hit if v in numbers else slow(v, not_numbers)
-        return slow(v, constants)
-
-    return in_constants
-
-
-# --- string predicates -----------------------------------------------------------------------
-
-
-def _searcher(pattern: str) -> Callable[[str], bool]:
-    """``regexes.search(pattern, text)`` with the pattern compiled and validated now, once."""
-    compiled, timeout = regexes.compile_pattern(pattern), regexes.DEFAULT_TIMEOUT
-
-    def search(text: str) -> bool:
-        try:
-            return compiled.search(text, timeout=timeout) is not None
-        except TimeoutError:
-            raise regexes._timed_out(pattern, timeout) from None  # the evaluator's own error
-
-    return search
+    value, value_operand = _operand(node.value)
+    options = [_operand(option) for option in node.options]
+    closure = predicates.in_list(value_operand, [operand for _, operand in options], node.negated)
+    return _fold(closure, value, *(option for option, _ in options))
 
 
 def _like(node: ast.Like) -> _Node:
-    value, search, negated = _compile(node.value), _searcher(node.pattern), node.negated
-    get, to_text, any_element, not3 = _closure(value), values.to_text, values.any_element, values.not3
-
-    def element(e: Any) -> bool | None:
-        text = to_text(e)
-        return None if text is None else search(text)
-
-    def like(record: Any) -> Any:
-        v = get(record)
-        if type(v) is str and v:  # a non-empty string is its own only element and text
-            return search(v) is not negated
-        result = any_element(v, element)
-        return not3(result) if negated else result
-
-    return _fold(like, value)
+    value, value_operand = _operand(node.value)
+    return _fold(predicates.like(value_operand, node.pattern, node.negated), value)
 
 
 def _string_match(node: ast.StringMatch) -> _Node:
-    value, options = _compile(node.value), [_compile(option) for option in node.options]
-    get, to_text, any_element, or3, not3 = _closure(value), values.to_text, values.any_element, values.or3, values.not3
-    test, negated = (str.startswith if node.kind == "BEGINS" else str.endswith), node.negated
-
-    def slow(v: Any, texts: list[str | None]) -> Any:
-        def element(e: Any) -> bool | None:
-            text = to_text(e)
-            return None if text is None else or3(None if o is None else test(text, o) for o in texts)
-
-        result = any_element(v, element)
-        return not3(result) if negated else result
-
-    if not all(isinstance(option, _Const) for option in options):
-        getters = tuple(_closure(option) for option in options)
-        return lambda record: slow(get(record), [to_text(option(record)) for option in getters])
-    # Constant options: the OR over them is one startswith/endswith on a tuple of their texts,
-    # then NULL if an option was NULL and none matched (what or3 gives).
-    texts = [to_text(option.value) for option in options]  # type: ignore[union-attr]
-    present = tuple(text for text in texts if text is not None)
-    missed: bool | None = None if len(present) < len(texts) else False
-
-    def string_match(record: Any) -> Any:
-        v = get(record)
-        if type(v) is str and v:
-            result = True if test(v, present) else missed
-            return not3(result) if negated else result
-        return slow(v, texts)
-
-    return _fold(string_match, value)
+    value, value_operand = _operand(node.value)
+    options = [_operand(option) for option in node.options]
+    closure = predicates.string_match(node.kind, value_operand, [operand for _, operand in options], node.negated)
+    return _fold(closure, value, *(option for option, _ in options))
 
 
 def _is_null(node: ast.IsNull) -> _Node:
@@ -469,8 +298,8 @@ def _logic2_filter(first: Compiled, second: Compiled, decider: bool, final: bool
     """``is_match`` of a two-predicate AND/OR, the shape of most filters, unrolled. Predicate
     values are already truth values. When both are comparisons of one-step fields with
     constants (``/region = 'US' AND /qty > 100``), their fast paths run inline on the record's
-    dict (a NULL value compares as NULL, see _compare_to_constant); any other value goes to
-    the comparison's own closure."""
+    dict (a NULL value compares as NULL, see compiled_predicates._compare_to_constant, which
+    sets the ``field_test`` read here); any other value goes to the comparison's own closure."""
     undecided, hit, clean = not decider, decider is True, final is True
     test1, test2 = getattr(first, "field_test", None), getattr(second, "field_test", None)
     if test1 is None or test2 is None:

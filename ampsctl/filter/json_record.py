@@ -47,7 +47,14 @@ class JsonRecord:
         current = self.data
         literal = field.bracketed
         for step in field.steps:
-            current = _step(current, step, literal)
+            # The common step (a plain name into an object) is one dict.get, inline: calling
+            # _step, with its startswith and isinstance tests, cost more than the lookup (a
+            # one-step field took about 185 ns that way, 125 ns this way). A dict subclass
+            # fails `type(...) is dict` and goes to _step, whose isinstance gives the same.
+            if step.index is None and type(current) is dict and (literal or step.name[:1] != "@"):
+                current = current.get(step.name)
+            else:
+                current = _step(current, step, literal)
             if current is None:
                 return None
         return current

@@ -68,7 +68,20 @@ def _timed_out(pattern: str, timeout: float) -> FilterError:
 
 def search(pattern: str, text: str, *, timeout: float = DEFAULT_TIMEOUT) -> bool:
     """Whether ``pattern`` occurs anywhere in ``text`` (unanchored), within ``timeout`` seconds."""
-    return first_match(pattern, text, timeout=timeout) is not None
+    return search_compiled(compile_pattern(pattern), text, timeout=timeout)
+
+
+def search_compiled(compiled: regex.Pattern[str], text: str, *, timeout: float = DEFAULT_TIMEOUT) -> bool:
+    """``search`` with a pattern already returned by ``compile_pattern``: the LIKE test.
+
+    The one place a LIKE search meets its timeout: the evaluator (through ``search``) and the
+    compiled filter (which compiles its pattern once) both call it, so a timeout is the same
+    FilterError on both paths. The error names ``compiled.pattern``, the pattern's own text.
+    """
+    try:
+        return compiled.search(text, timeout=timeout) is not None
+    except TimeoutError:
+        raise _timed_out(compiled.pattern, timeout) from None
 
 
 def first_match(pattern: str, text: str, *, timeout: float = DEFAULT_TIMEOUT) -> str | None:

@@ -1,4 +1,5 @@
-"""The compiled fast path (ampsctl/filter/compiler.py): what it refuses, folds and shortcuts.
+"""The compiled fast path (ampsctl/filter/compiler.py and compiled_predicates.py): what it
+refuses, folds and shortcuts.
 
 Agreement with the evaluator on generated filters and records is test_differential.py's job;
 these tests pin what a generator would rarely reach: compile-time errors, constant folding

@@ -271,6 +271,22 @@ def test_regex_cache_is_bounded():
     assert regexes.cache_size() == regexes.CACHE_SIZE
 
 
+def test_search_compiled_is_search_with_a_compiled_pattern():
+    for pattern, text in [("^MS", "MSFT"), ("(?i)ft$", "MSFT"), ("(.)\\1", "abba"), ("x", "MSFT"), ("", "")]:
+        assert regexes.search_compiled(regexes.compile_pattern(pattern), text) is regexes.search(pattern, text)
+
+
+def test_search_compiled_timeout_is_the_search_timeout_error():
+    compiled, text = regexes.compile_pattern("(a|aa)+$"), "a" * 40 + "!"
+    with pytest.raises(FilterError) as from_compiled:
+        regexes.search_compiled(compiled, text, timeout=0.05)
+    with pytest.raises(FilterError) as from_search:
+        regexes.search("(a|aa)+$", text, timeout=0.05)
+    assert from_compiled.value.code == from_search.value.code == "FILTER_REGEX_TIMEOUT"
+    assert from_compiled.value.message == from_search.value.message
+    assert "(a|aa)+$" in from_compiled.value.message
+
+
 def test_hostile_regex_times_out():
     record = JsonRecord({"s": "a" * 40 + "!"})
     started = time.monotonic()

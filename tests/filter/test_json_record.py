@@ -87,3 +87,27 @@ def test_from_bytes_rejects_bad_json(raw):
 def test_record_is_immutable():
     with pytest.raises(AttributeError):
         RECORD.data = {}  # type: ignore[misc]
+
+
+class SubDict(dict):
+    """A dict subclass: ``get`` reads it through the general step, with the same result."""
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "expected"),
+    [
+        ({"a": {"@b": 1}}, path("a", "@b"), None),  # '@' after a plain step: still an attribute
+        ({"a": {"@b": 1}}, path("a", "@b", bracketed=True), 1),
+        ({"": 5}, path(""), 5),  # an empty name (hand-built AST) is a plain key
+        (SubDict(a=SubDict(b=2)), path("a", "b"), 2),
+        ({"a": SubDict(b=[{"c": 3}])}, path("a", "b", "c"), [3]),
+        ({"a": {"b": [1, 2]}}, path("a", ("b", 1)), 2),  # plain step, then a subscript
+        ({"a": [{"b": {"c": 4}}]}, path("a", "b", "c"), [4]),  # array, then a plain dict again
+        ({"a": {"b": None}}, path("a", "b", "c"), None),
+        ({"a": {"b": False}}, path("a", "b"), False),  # a false value is a value, not NULL
+        ({"a": 0}, path("a", "b"), None),
+    ],
+)
+def test_plain_steps_and_the_general_step_agree(data, field, expected):
+    assert JsonRecord(data).get(field) == expected
+    assert type(JsonRecord(data).get(field)) is type(expected)
