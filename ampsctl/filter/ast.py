@@ -135,3 +135,6 @@ class Call:
 
 
 Expr = Union[Field, Literal, Negate, Arithmetic, Comparison, Between, In, Like, StringMatch, IsNull, Not, And, Or, Call]
+
+# Every node class, for isinstance checks (``Expr`` is a Union, which isinstance cannot take).
+NODES = (Field, Literal, Negate, Arithmetic, Comparison, Between, In, Like, StringMatch, IsNull, Not, And, Or, Call)

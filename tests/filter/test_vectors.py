@@ -13,8 +13,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
+from ampsctl.filter.aggregate import aggregate, parse_projection
 from ampsctl.filter.evaluate import evaluate, matches
 from ampsctl.filter.json_record import JsonRecord
 
@@ -84,8 +86,8 @@ def test_vector(vector):
 
 @pytest.mark.parametrize("example", DATA["aggregation"], ids=[a["id"] for a in DATA["aggregation"]])
 def test_aggregation_example(example):
-    assert example["projection"] and example["grouping"] and example["records"]
-    pytest.skip(
-        "aggregate functions run over a group of messages in a view projection (§9.6), not as a filter; "
-        "the evaluator rejects them in filters (test_evaluate.py::test_aggregates_are_rejected_in_filters)"
-    )
+    """Aggregates run over a group of messages (a view projection), not as a filter."""
+    projections = [parse_projection(text) for text in example["projection"]]
+    grouping = [_parse(text) for text in example["grouping"]]
+    records = [JsonRecord.from_bytes(raw.encode()) for raw in example["records"]]
+    assert aggregate(projections, grouping, records) == [orjson.loads(example["expect"])]
