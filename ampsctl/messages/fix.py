@@ -1,20 +1,71 @@
-"""FIX and NVFIX payloads as filterable records (spec/messages.md §2.3–2.4).
+"""FIX and NVFIX payloads: filterable records and the codec (spec/messages.md §2.3–2.4, §6, §7).
 
 A payload is a flat run of ``name=value`` fields, each ended by the field separator (SOH by
 default; a missing separator after the last field is tolerated, as current AMPS does). FIX
 names are numeric tags, NVFIX names are free text. The identifier is one step (``/55``,
 ``/Symbol``); a repeated name becomes an array in order of appearance.
+
+Theory of operation of the codec. A document is a ``FixDocument``: the ordered
+``(name, value text)`` pairs, immutable, so merge and diff results can never alias a mutable
+part of their inputs. Values stay text in the document (typing happens only in ``record``),
+so serialize(parse(x)) reproduces every value byte for byte and always ends with the separator.
+
+* merge (delta publish, §6.3, V5): tag by tag. Every name present in the delta replaces all of
+  the base's fields of that name (a repeated name is an array, replaced whole, R2): in place
+  when the counts match, else at the position of the first one; names the base lacks are
+  appended in the delta's order; an empty value is a present NULL and replaces. Base field
+  order is kept.
+* diff (delta subscribe, §7.5): the fields of ``new`` in their order, keeping a key field
+  (when ``send_keys``) and every selected field whose values (all of them, for a repeated
+  name) differ in text from ``old``. Text equality, not inferred-type equality: ``1`` and
+  ``1.0`` are different bytes on the wire and different SOW keys (K7).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ampsctl.errors import InputError
+from ampsctl.messages.paths import join_path, split_path
 from ampsctl.messages.scalars import infer
 
 SOH = "\x01"
+_Pairs = tuple[tuple[str, str], ...]
+
+
+def _split(raw: bytes, separator: str, numeric_tags: bool, code: str) -> _Pairs:
+    """The (name, value text) pairs of a payload; InputError naming the byte offset of a bad field."""
+    # surrogateescape: non-UTF-8 bytes survive a round trip instead of failing or being mangled.
+    text = raw.decode("utf-8", errors="surrogateescape")
+    pairs: list[tuple[str, str]] = []
+    offset = 0
+    for part in text.split(separator):
+        if part:
+            name, equals, value = part.partition("=")
+            if not equals or not name or (numeric_tags and not name.isdigit()):
+                what = "tag" if numeric_tags else "name"
+                raise InputError(
+                    f"malformed {code} field {part[:40]!r} at byte {offset}: expected {what}=value",
+                    code=code,
+                    hint="fields are tag=value, each ended by the SOH (0x01) separator",
+                )
+            pairs.append((name, value))
+        offset += len(part.encode("utf-8", errors="surrogateescape")) + 1
+    return tuple(pairs)
+
+
+def _typed_fields(pairs: _Pairs) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for name, value in pairs:
+        typed = infer(value)
+        if name in fields:
+            previous = fields[name]
+            fields[name] = [*previous, typed] if isinstance(previous, list) else [previous, typed]
+        else:
+            fields[name] = typed
+    return fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,27 +74,7 @@ class FixRecord:
 
     @classmethod
     def from_bytes(cls, raw: bytes, *, separator: str = SOH, numeric_tags: bool = True) -> FixRecord:
-        text = raw.decode("utf-8", errors="surrogateescape")
-        fields: dict[str, Any] = {}
-        offset = 0
-        for part in text.split(separator):
-            if part:
-                name, equals, value = part.partition("=")
-                if not equals or not name or (numeric_tags and not name.isdigit()):
-                    what = "tag" if numeric_tags else "name"
-                    raise InputError(
-                        f"malformed FIX field {part[:40]!r} at byte {offset}: expected {what}=value",
-                        code="FIX",
-                        hint="fields are tag=value, each ended by the SOH (0x01) separator",
-                    )
-                typed = infer(value)
-                if name in fields:
-                    previous = fields[name]
-                    fields[name] = [*previous, typed] if isinstance(previous, list) else [previous, typed]
-                else:
-                    fields[name] = typed
-            offset += len(part.encode("utf-8", errors="surrogateescape")) + 1
-        return cls(fields)
+        return cls(_typed_fields(_split(raw, separator, numeric_tags, "FIX")))
 
     def get(self, field: Any) -> Any:
         steps = field.steps
@@ -56,3 +87,125 @@ class FixRecord:
         if isinstance(value, list):
             return value[index] if index < len(value) else None
         return value if index == 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class FixDocument:
+    """A FIX/NVFIX message as ordered (name, value text) pairs; empty text is NULL."""
+
+    fields: _Pairs = ()
+
+    def values(self, name: str) -> tuple[str, ...]:
+        """Every value of ``name`` in order (several for a repeated tag)."""
+        return tuple(value for field, value in self.fields if field == name)
+
+
+def _groups(pairs: _Pairs) -> dict[str, tuple[str, ...]]:
+    """Values per name, names in order of first appearance."""
+    groups: dict[str, list[str]] = {}
+    for name, value in pairs:
+        groups.setdefault(name, []).append(value)
+    return {name: tuple(values) for name, values in groups.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class FixCodec:
+    """The Codec for ``fix`` (numeric tags) and ``nvfix`` (free names); see ampsctl.messages.codec."""
+
+    name: str = "fix"
+    separator: str = SOH
+
+    @property
+    def _code(self) -> str:
+        return self.name.upper()
+
+    @property
+    def _numeric(self) -> bool:
+        return self.name == "fix"
+
+    def parse(self, raw: bytes) -> FixDocument:
+        return FixDocument(_split(bytes(raw), self.separator, self._numeric, self._code))
+
+    def serialize(self, doc: FixDocument) -> bytes:
+        out: list[str] = []
+        for name, value in doc.fields:
+            # A separator or '=' in the wrong place would re-parse as different fields.
+            if not name or "=" in name or self.separator in name or self.separator in value:
+                raise InputError(
+                    f"cannot write {self._code} field {name!r}: names must be non-empty without '=' "
+                    "and neither names nor values may contain the field separator",
+                    code=self._code,
+                )
+            if self._numeric and not name.isdigit():
+                raise InputError(f"cannot write FIX field {name!r}: FIX tags are numbers", code=self._code)
+            out.append(f"{name}={value}{self.separator}")
+        return "".join(out).encode("utf-8", errors="surrogateescape")
+
+    def record(self, doc: FixDocument) -> FixRecord:
+        return FixRecord(_typed_fields(doc.fields))
+
+    def merge(self, base: FixDocument | None, delta: FixDocument) -> FixDocument:
+        """Delta publish, tag by tag; ``base`` None is an insert (V6)."""
+        if base is None:
+            return delta
+        replacing = _groups(delta.fields)
+        sizes = _groups(base.fields)
+        out: list[tuple[str, str]] = []
+        placed: set[str] = set()
+        seen: dict[str, int] = {}
+        for name, value in base.fields:
+            if name not in replacing:
+                out.append((name, value))
+            elif len(replacing[name]) == len(sizes[name]):  # same length: value by value, in place
+                index = seen.get(name, 0)
+                out.append((name, replacing[name][index]))
+                seen[name] = index + 1
+                placed.add(name)
+            elif name not in placed:  # else the whole group goes where the first old field was
+                out.extend((name, new) for new in replacing[name])
+                placed.add(name)
+        for name, values in replacing.items():
+            if name not in placed:
+                out.extend((name, new) for new in values)
+        return FixDocument(tuple(out))
+
+    def diff(
+        self,
+        old: FixDocument | None,
+        new: FixDocument,
+        keys: Sequence[str],
+        *,
+        no_empties: bool = False,
+        send_keys: bool = True,
+        select: Sequence[str] | None = None,
+    ) -> FixDocument | None:
+        key_names = {self._flat_name(key) for key in keys}
+        selected = None if select is None else {self._flat_name(path) for path in select}
+        before = _groups(old.fields) if old is not None else {}
+        after = _groups(new.fields)
+        keep: set[str] = set()
+        changed = False
+        for name, values in after.items():
+            if name in key_names:
+                if send_keys:
+                    keep.add(name)
+            elif (selected is None or name in selected) and before.get(name) != values:
+                keep.add(name)
+                changed = True
+        if no_empties and not changed:
+            return None
+        return FixDocument(tuple(pair for pair in new.fields if pair[0] in keep))
+
+    def _flat_name(self, path: str) -> str:
+        steps = split_path(path)
+        if len(steps) != 1:
+            raise InputError(
+                f"{self._code} messages are flat: {join_path(steps)} has {len(steps)} steps",
+                code=self._code,
+                hint="FIX and NVFIX fields are addressed by one step, like /55 or /Symbol",
+            )
+        return steps[0]
+
+
+FIX = FixCodec("fix")
+NVFIX = FixCodec("nvfix")

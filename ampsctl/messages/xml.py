@@ -1,23 +1,54 @@
-"""XML payloads as filterable records (spec/messages.md §2.2).
+"""XML payloads: filterable records and the codec (spec/messages.md §2.2, §6, §7).
 
 The root element is the first step (``/Order/Symbol``), ``@name`` reads an attribute, element
 text is typed by inference, an empty element is NULL, and repeated sibling elements form an
 array. The parser is hardened like the config loader: no network, no DTD, no entities.
+
+Theory of operation of the codec. A document is an ``XmlDocument`` wrapping the root element.
+Elements are mutable, so merge and diff deep-copy what they return and never touch their
+inputs; documents compare by content (``canonical``), ignoring whitespace between elements.
+Vocabulary: an element with child elements is an *object*; one without is a *leaf* whose value
+is its text; a name repeated among siblings is an *array*.
+
+* merge (delta publish, §6.3): attributes present in the delta replace; a name that occurs
+  once on both sides merges recursively; an array on either side is replaced whole (R2); new
+  names are appended. A delta leaf replaces the content (text and children) of its target,
+  with two exceptions that keep "a delta cannot delete": the delta root never empties the
+  document, and an empty leaf that carries attributes only updates the attributes of a target
+  that is an object (that is how diff sends an attribute change of an object).
+* diff (delta subscribe, §7.5): walks ``new``; objects present on both sides are diffed
+  recursively, attributes of an object are compared one by one, and leaves and arrays are
+  compared and sent whole (a leaf with its attributes). Key fields go out with ``send_keys``.
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lxml import etree
 
 from ampsctl.errors import InputError
+from ampsctl.messages.paths import split_path
 from ampsctl.messages.scalars import infer
+
+_Path = tuple[str, ...]
 
 
 def _parser() -> etree.XMLParser:
     return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False, collect_ids=False)
+
+
+def _parse_root(raw: bytes) -> etree._Element:
+    try:
+        root = etree.fromstring(bytes(raw), _parser())
+    except etree.XMLSyntaxError as exc:
+        raise InputError(f"malformed XML message: {exc.msg}", code="XML", hint="check the message payload") from None
+    if root is None:  # lxml returns None for some degenerate inputs (e.g. only whitespace)
+        raise InputError("malformed XML message: no root element", code="XML", hint="check the message payload")
+    return root
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,11 +57,7 @@ class XmlRecord:
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> XmlRecord:
-        try:
-            root = etree.fromstring(raw, _parser())
-        except etree.XMLSyntaxError as exc:
-            raise InputError(f"malformed XML message: {exc.msg}", code="XML", hint="check the message payload") from None
-        return cls(root)
+        return cls(_parse_root(raw))
 
     def get(self, field: Any) -> Any:
         steps = field.steps
@@ -52,7 +79,7 @@ class XmlRecord:
 
 
 def _value(element: etree._Element) -> Any:
-    children = [c for c in element if isinstance(c.tag, str)]
+    children = _elements(element)
     if children:  # a nested element is an object, not a scalar
         return {c.tag: _value(c) for c in children}
     return infer((element.text or "").strip())
@@ -62,3 +89,204 @@ def _one_or_many(values: list[Any]) -> Any:
     if not values:
         return None
     return values[0] if len(values) == 1 else values
+
+
+def _elements(element: etree._Element) -> list[etree._Element]:
+    """Child elements only: comments, processing instructions and entity references are not fields."""
+    return [child for child in element if isinstance(child.tag, str)]
+
+
+def _grouped(element: etree._Element) -> dict[str, list[etree._Element]]:
+    groups: dict[str, list[etree._Element]] = {}
+    for child in _elements(element):
+        groups.setdefault(child.tag, []).append(child)
+    return groups
+
+
+def canonical(element: etree._Element) -> tuple[Any, ...]:
+    """Content of an element for equality: the text of a leaf, the child elements of an object.
+
+    Like JSON keys (§2.1), differently named siblings are separate identifiers whose relative
+    order is not content; the order inside a repeated name (an array) is.
+    """
+    groups = _grouped(element)
+    text = "" if groups else (element.text or "")
+    children = tuple(sorted((tag, tuple(canonical(c) for c in group)) for tag, group in groups.items()))
+    return (element.tag, tuple(sorted(element.attrib.items())), text, children)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class XmlDocument:
+    """An XML message; equal when the content is equal (see ``canonical``; layout whitespace ignored)."""
+
+    root: etree._Element
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, XmlDocument) and canonical(self.root) == canonical(other.root)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _detached(element: etree._Element) -> etree._Element:
+    clone = copy.deepcopy(element)
+    clone.tail = None  # the original's trailing whitespace belongs to its old position
+    return clone
+
+
+def _merge_into(target: etree._Element, delta: etree._Element, *, root: bool = False) -> None:
+    for name, value in delta.attrib.items():
+        target.set(name, value)
+    delta_children = _grouped(delta)
+    target_children = _elements(target)
+    if not delta_children:
+        empty = not (delta.text or "").strip()
+        if empty and (root or (len(delta.attrib) and target_children)):
+            return  # attribute update only (module docstring); content unchanged
+        for child in list(target):
+            target.remove(child)
+        target.text = delta.text  # present NULL or value replaces, never deletes the element
+        return
+    if not target_children:
+        target.text = None  # leaf becomes an object (V9: type change replaces)
+    existing = _grouped(target)
+    for name, news in delta_children.items():
+        olds = existing.get(name, [])
+        if len(news) == 1 and len(olds) == 1:
+            _merge_into(olds[0], news[0])
+            continue
+        position = target.index(olds[0]) if olds else len(target)
+        for old in olds:
+            target.remove(old)
+        for offset, new in enumerate(news):
+            target.insert(position + offset, _detached(new))
+
+
+class _Diff:
+    """One diff's settings; ``element`` returns (delta element or None, whether a data field changed)."""
+
+    __slots__ = ("keys", "send_keys", "select")
+
+    def __init__(self, keys: frozenset[_Path], send_keys: bool, select: tuple[_Path, ...] | None) -> None:
+        self.keys = keys
+        self.send_keys = send_keys
+        self.select = select
+
+    def _selected(self, path: _Path) -> tuple[bool, bool]:
+        """(the whole value at path is selected, something below path is selected)."""
+        if self.select is None:
+            return True, True
+        whole = any(path[: len(s)] == s for s in self.select)
+        return whole, whole or any(len(s) > len(path) and s[: len(path)] == path for s in self.select)
+
+    def _leaf(self, old: etree._Element, new: etree._Element, path: _Path) -> etree._Element:
+        """A changed leaf: its text with only its changed (and key) attributes.
+
+        Unchanged attributes stay out so that an object turned NULL (``<a/>``) goes out as an
+        element without attributes, which merge reads as NULL rather than as an attribute update.
+        """
+        out = _detached(new)
+        for name, value in new.attrib.items():
+            if old.get(name) == value and not (self.send_keys and (*path, "@" + name) in self.keys):
+                del out.attrib[name]
+        return out
+
+    def element(self, old: etree._Element | None, new: etree._Element, path: _Path) -> tuple[etree._Element | None, bool]:
+        out = etree.Element(new.tag)
+        changed = False
+        for name, value in new.attrib.items():
+            attr_path = (*path, "@" + name)
+            if attr_path in self.keys:
+                if self.send_keys:
+                    out.set(name, value)
+            elif self._selected(attr_path)[0] and (old is None or old.get(name) != value):
+                out.set(name, value)
+                changed = True
+        before = _grouped(old) if old is not None else {}
+        for name, news in _grouped(new).items():
+            child_path = (*path, name)
+            olds = before.get(name, [])
+            if child_path in self.keys:
+                if self.send_keys:
+                    out.extend(_detached(n) for n in news)
+                continue
+            whole, below = self._selected(child_path)
+            if not below:
+                continue
+            if len(news) == 1 and _elements(news[0]) and (len(olds) == 1 or not whole or old is None):
+                # An object: diff leaf by leaf (D7) against the old one, if it was a single element.
+                sub, sub_changed = self.element(olds[0] if len(olds) == 1 else None, news[0], child_path)
+                if sub is not None:
+                    out.append(sub)
+                changed = changed or sub_changed
+            elif whole and [canonical(n) for n in news] != [canonical(o) for o in olds]:
+                if len(news) == 1 and len(olds) == 1:
+                    out.append(self._leaf(olds[0], news[0], child_path))
+                else:
+                    out.extend(_detached(n) for n in news)  # arrays go whole (R2)
+                changed = True
+        if len(out) or out.attrib or changed:
+            return out, changed
+        return None, False
+
+
+class XmlCodec:
+    """The Codec for ``xml`` (see ampsctl.messages.codec). Stateless: one instance serves all."""
+
+    __slots__ = ()
+    name = "xml"
+
+    def parse(self, raw: bytes) -> XmlDocument:
+        return XmlDocument(_parse_root(raw))
+
+    def serialize(self, doc: XmlDocument) -> bytes:
+        return bytes(etree.tostring(doc.root, encoding="utf-8"))
+
+    def record(self, doc: XmlDocument) -> XmlRecord:
+        return XmlRecord(doc.root)
+
+    def merge(self, base: XmlDocument | None, delta: XmlDocument) -> XmlDocument:
+        """Delta publish; ``base`` None is an insert (V6). The roots must name the same element."""
+        if base is None:
+            return XmlDocument(_detached(delta.root))
+        if base.root.tag != delta.root.tag:
+            raise InputError(
+                f"XML delta root <{delta.root.tag}> does not match the stored message's <{base.root.tag}>",
+                code="XML",
+                hint="a delta addresses fields from the same root element, like /Order/Symbol",
+            )
+        out = _detached(base.root)
+        _merge_into(out, delta.root, root=True)
+        return XmlDocument(out)
+
+    def diff(
+        self,
+        old: XmlDocument | None,
+        new: XmlDocument,
+        keys: Sequence[str],
+        *,
+        no_empties: bool = False,
+        send_keys: bool = True,
+        select: Sequence[str] | None = None,
+    ) -> XmlDocument | None:
+        key_paths = frozenset(split_path(key) for key in keys)
+        selected = None if select is None else tuple(split_path(path) for path in select)
+        walk = _Diff(key_paths, send_keys, selected)
+        old_root = old.root if old is not None and old.root.tag == new.root.tag else None
+        path = (new.root.tag,)
+        if not _elements(new.root):
+            # A leaf root is one value: sent whole when it changed, else only its key attributes.
+            changed = old_root is None or canonical(old_root) != canonical(new.root)
+            out = _detached(new.root) if changed else etree.Element(new.root.tag)
+            if not changed and send_keys:
+                for name, value in new.root.attrib.items():
+                    if (*path, "@" + name) in key_paths:
+                        out.set(name, value)
+        else:
+            sub, changed = walk.element(old_root, new.root, path)
+            out = sub if sub is not None else etree.Element(new.root.tag)
+        if no_empties and not changed:
+            return None
+        return XmlDocument(out)
+
+
+XML = XmlCodec()

@@ -1,0 +1,236 @@
+"""The JSON codec: orjson documents, filter records, delta merge and delta diff (spec/messages.md §2.1, §6, §7).
+
+Theory of operation. A document is what orjson builds: a dict at the top (spec §2.1: the top
+level must be an object), then dicts, lists and scalars. Documents are treated as immutable
+values: merge and diff never modify their inputs, and their results may share unchanged
+subtrees with the inputs instead of copying them (folding a million deltas must not deep-copy
+a million records). Whoever wants to edit a document in place must copy it first.
+
+* merge (delta publish, §6.3): for each key of the delta, two objects merge recursively;
+  anything else (scalars, arrays, type changes, null, "") replaces the stored value. Keys of
+  the base keep their order; new keys follow in the delta's order.
+* diff (delta subscribe, §7.5): walk ``new`` in its own key order; a key field is copied when
+  ``send_keys``; an object present on both sides is diffed recursively (D7: only the changed
+  leaves of a nested object are sent); any other value is sent whole if it differs from the
+  old one (arrays are leaves, R2). Equality is typed (A-D4): 1, 1.0, "1" and true all differ,
+  as their text differs and SOW keys (K6/K7) treat them differently. Fields that disappeared
+  from ``new`` are not expressible in a delta and are left out (§7.2 ASSUME).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from ampsctl.errors import InputError
+from ampsctl.messages.paths import split_path
+
+_MISSING: Any = object()
+_Path = tuple[str, ...]
+
+
+def _too_deep() -> InputError:
+    return InputError(
+        "JSON document nested too deeply to merge or diff",
+        code="JSON",
+        hint="nesting of several hundred levels is not supported for delta operations",
+    )
+
+
+class JsonCodec:
+    """The Codec for ``json`` (see ampsctl.messages.codec). Stateless: one instance serves all."""
+
+    __slots__ = ()
+    name = "json"
+
+    def parse(self, raw: bytes | bytearray | memoryview | str) -> dict[str, Any]:
+        try:
+            doc = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise InputError(
+                f"invalid JSON message: {exc}",
+                code="JSON",
+                hint="each message must be one complete JSON object (one per line in a stream)",
+            ) from None
+        if not isinstance(doc, dict):
+            raise InputError(
+                f"JSON message is {type(doc).__name__ if doc is not None else 'null'}, not an object",
+                code="JSON",
+                hint='an AMPS JSON message is one object, such as {"id": 1}',
+            )
+        return doc
+
+    def serialize(self, doc: Any) -> bytes:
+        try:
+            return orjson.dumps(doc)
+        except (orjson.JSONEncodeError, TypeError) as exc:
+            raise InputError(f"cannot write JSON message: {exc}", code="JSON") from None
+
+    def record(self, doc: Any) -> JsonDocRecord:
+        return JsonDocRecord(doc)
+
+    def merge(self, base: Any, delta: Any) -> dict[str, Any]:
+        """Delta publish: ``base`` updated by ``delta``; ``base`` None is an insert (V6)."""
+        _need_object(delta, "delta")
+        if base is None:
+            return delta
+        _need_object(base, "stored message")
+        try:
+            return _merge(base, delta)
+        except RecursionError:
+            raise _too_deep() from None
+
+    def diff(
+        self,
+        old: Any,
+        new: Any,
+        keys: Sequence[str],
+        *,
+        no_empties: bool = False,
+        send_keys: bool = True,
+        select: Sequence[str] | None = None,
+    ) -> dict[str, Any] | None:
+        _need_object(new, "new message")
+        key_paths = frozenset(split_path(key) for key in keys)
+        selected = None if select is None else tuple(split_path(path) for path in select)
+        walk = _Diff(key_paths, send_keys, selected)
+        if old is not None:
+            _need_object(old, "old message")
+        try:
+            out, changed = walk.object(old if old is not None else _MISSING, new, ())
+        except RecursionError:
+            raise _too_deep() from None
+        if no_empties and not changed:
+            return None
+        return out
+
+
+def _need_object(doc: Any, what: str) -> None:
+    if not isinstance(doc, dict):
+        raise InputError(f"the {what} is not a JSON object", code="JSON", hint="delta operations take JSON objects")
+
+
+def _merge(base: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)  # shallow: untouched subtrees are shared, never modified (module docstring)
+    for key, value in delta.items():
+        old = out.get(key, _MISSING)
+        if type(value) is dict and type(old) is dict:
+            out[key] = _merge(old, value)
+        else:
+            out[key] = value  # scalars, arrays (R2), type changes, null and "" replace
+    return out
+
+
+def same(a: Any, b: Any) -> bool:
+    """Typed equality: like ==, except that 1, 1.0 and True differ (A-D4), at any depth."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(same(value, b[key]) for key, value in a.items())
+    if type(a) is list:
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+class _Diff:
+    """One diff's settings; ``object`` returns (delta for this level, whether a data field changed)."""
+
+    __slots__ = ("keys", "key_prefixes", "send_keys", "select")
+
+    def __init__(self, keys: frozenset[_Path], send_keys: bool, select: tuple[_Path, ...] | None) -> None:
+        self.keys = keys
+        # Proper prefixes of key paths: objects that hold a nested key field (/order/id).
+        self.key_prefixes = frozenset(path[:n] for path in keys for n in range(1, len(path)))
+        self.send_keys = send_keys
+        self.select = select
+
+    def _selected(self, path: _Path) -> tuple[bool, bool]:
+        """(the whole value at path is selected, something below path is selected)."""
+        if self.select is None:
+            return True, True
+        whole = any(path[: len(s)] == s for s in self.select)
+        return whole, whole or any(len(s) > len(path) and s[: len(path)] == path for s in self.select)
+
+    def object(self, old: Any, new: dict[str, Any], prefix: _Path) -> tuple[dict[str, Any], bool]:
+        out: dict[str, Any] = {}
+        changed = False
+        old_is_object = type(old) is dict
+        for key, value in new.items():
+            path = (*prefix, key)
+            if path in self.keys:
+                if self.send_keys:
+                    out[key] = value
+                continue
+            whole, below = self._selected(path)
+            if not below:
+                continue
+            before = old.get(key, _MISSING) if old_is_object else _MISSING
+            if type(value) is dict and (
+                type(before) is dict or not whole or path in self.key_prefixes
+            ):
+                # Recurse: both sides are objects (leaf-level diff, D7), or only part of this
+                # object is selected, or it holds a key field that must be placed inside it.
+                sub, sub_changed = self.object(before, value, path)
+                if sub or sub_changed:
+                    out[key] = sub
+                changed = changed or sub_changed
+            elif whole and (before is _MISSING or not same(before, value)):
+                out[key] = value
+                changed = True
+        return out, changed
+
+
+class JsonDocRecord:
+    """A parsed JSON document addressed by filter fields (duck-typed: field.steps, field.bracketed).
+
+    The same path rules as ampsctl.filter.json_record.JsonRecord (spec/expressions.md §2.2,
+    A10, A11), kept here because messages/ may not import filter/; a test checks the two agree.
+    """
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
+
+    def get(self, field: Any) -> Any:
+        current = self.data
+        literal = getattr(field, "bracketed", False)
+        for step in field.steps:
+            name, index = step.name, step.index
+            if not literal and name.startswith("@"):
+                return None  # XML attributes do not exist in JSON
+            if type(current) is dict:
+                current = current.get(name)
+            elif isinstance(current, list):
+                # A step into an array of objects maps over its elements (nested arrays flattened).
+                current = [item[name] for item in _flatten(current) if isinstance(item, dict) and item.get(name) is not None]
+            else:
+                return None
+            if index is not None and current is not None:
+                if isinstance(current, list):
+                    current = current[index] if 0 <= index < len(current) else None
+                elif index != 0:
+                    current = None  # a scalar is a one-element array
+            if current is None:
+                return None
+        return current
+
+
+def _flatten(value: list[Any]) -> list[Any]:
+    """The elements of a list with nested lists flattened; iterative against hostile nesting."""
+    out: list[Any] = []
+    stack = [iter(value)]
+    while stack:
+        for item in stack[-1]:
+            if isinstance(item, list):
+                stack.append(iter(item))
+                break
+            out.append(item)
+        else:
+            stack.pop()
+    return out
+
+
+JSON = JsonCodec()

@@ -1,0 +1,204 @@
+"""SOW keys: AMPS-generated keys from `<Key>` fields, and publisher-supplied keys (spec/messages.md §3).
+
+Theory of operation (scheme version 1, documented in docs/formats.md "SOW keys"):
+
+    key = decimal( CRC-64/ECMA-182( utf8(domain) + NUL + NUL.join(canon(v) for v in values) ) )
+    canon(NULL) = b"\\x01N"            canon(v) = b"\\x02" + utf8(text form of v)
+
+* AMPS's own checksum is unspecified and opaque; we do not imitate it, we only keep its
+  documented properties: the same values in the same domain always give the same key, the
+  domain (topic name unless KeyDomain is set) separates topics, and composite keys are ordered.
+* The text form is used because AMPS hash indexes compare values as text, so JSON ``1`` and
+  ``"1"`` key the same record while ``1`` and ``1.0`` do not (K6/K7, [ASSUME] in the spec).
+* The per-value prefix byte keeps ``("ab", "c")`` and ``("a", "bc")`` apart (K4). It is only
+  unambiguous while no text contains NUL, so a domain or key value with NUL is rejected rather
+  than allowed to collide with a different tuple.
+* A missing key field is an error by default (the spec's [ASSUME]: never key silently on NULL);
+  ``allow_missing=True`` keys it as NULL instead. Arrays and objects cannot be key values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ampsctl.errors import InputError
+from ampsctl.messages.paths import join_path, split_path
+from ampsctl.messages.scalars import infer
+
+KEY_SCHEME_VERSION = 1
+_POLY = 0x42F0E1EBA9EA3693  # ECMA-182, MSB-first, init 0, no reflection, no final xor
+_MASK = (1 << 64) - 1
+_NULL = b"\x01N"
+_VALUE = b"\x02"
+_BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+_MISSING = object()
+
+
+def _table() -> tuple[int, ...]:
+    table = []
+    for byte in range(256):
+        crc = byte << 56
+        for _ in range(8):
+            crc = ((crc << 1) ^ _POLY) & _MASK if crc & (1 << 63) else (crc << 1) & _MASK
+        table.append(crc)
+    return tuple(table)
+
+
+_TABLE = _table()
+
+
+def crc64_ecma(data: bytes) -> int:
+    """CRC-64/ECMA-182 of ``data`` (check value for b"123456789": 0x6C40DF5F0B497347)."""
+    crc = 0
+    table = _TABLE
+    for byte in data:
+        crc = ((crc << 8) & _MASK) ^ table[(crc >> 56) ^ byte]
+    return crc
+
+
+def canon(value: Any) -> bytes:
+    """The canonical bytes of one key value: NULL (None or empty text) or its text form."""
+    if value is None or value == "":
+        return _NULL  # typing by inference makes an empty value NULL (spec §2.1, §2.3)
+    if isinstance(value, bool):  # before int: bool is an int subclass
+        text = "true" if value else "false"
+    elif isinstance(value, int | str):
+        text = str(value)
+    elif isinstance(value, float):
+        text = repr(value)  # shortest round-trip form: 1.0 stays "1.0", so 1 and 1.0 differ (K7)
+    elif isinstance(value, bytes):
+        return _VALUE + value if b"\x00" not in value else _reject_nul(value)
+    else:
+        raise InputError(
+            f"a {type(value).__name__} cannot be a SOW key value",
+            code="SOWKEY",
+            hint="key fields must hold a scalar: text, a number, a boolean or null",
+        )
+    if "\x00" in text:
+        _reject_nul(text)
+    return _VALUE + text.encode("utf-8", errors="surrogateescape")
+
+
+def _reject_nul(value: Any) -> bytes:
+    raise InputError(
+        f"SOW key value {value!r} contains a NUL character",
+        code="SOWKEY",
+        hint="NUL separates key values in the key scheme (docs/formats.md), so it cannot appear inside one",
+    )
+
+
+def key_material(domain: str, values: Sequence[Any]) -> bytes:
+    """The bytes the checksum covers: domain, NUL, then the NUL-joined canonical values."""
+    if "\x00" in domain:
+        raise InputError(f"key domain {domain!r} contains a NUL character", code="SOWKEY", hint="use a topic name or KeyDomain without NUL")
+    if not values:
+        raise InputError("a generated SOW key needs at least one key value", code="SOWKEY", hint="configure one <Key> per key field")
+    return domain.encode("utf-8", errors="surrogateescape") + b"\x00" + b"\x00".join(canon(v) for v in values)
+
+
+def generate_key(domain: str, values: Sequence[Any]) -> str:
+    """The SOW key of ``values`` (in `<Key>` order) in ``domain`` (topic name or KeyDomain)."""
+    return str(crc64_ecma(key_material(domain, values)))
+
+
+def check_supplied_key(text: str) -> str:
+    """A publisher-supplied SowKey, returned unchanged when every character is Base64 (§3.2)."""
+    if not text:
+        raise InputError("empty SowKey", code="SOWKEY", hint="a supplied SowKey needs at least one Base64 character")
+    for position, char in enumerate(text):
+        if char not in _BASE64:
+            raise InputError(
+                f"SowKey {text!r} has {char!r} at position {position + 1}, which is not a Base64 character",
+                code="SOWKEY",
+                hint="supplied SOW keys may use only A-Z, a-z, 0-9, '+', '/' and '='",
+            )
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """The duck-typed step records read (filter.ast.Step lives above this package)."""
+
+    name: str
+    index: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    steps: tuple[_Step, ...]
+    bracketed: bool = False
+    qualifier: tuple[str, ...] = ()
+
+
+def key_values(source: Any, key_paths: Sequence[str], *, allow_missing: bool = False) -> tuple[Any, ...]:
+    """The values of ``key_paths`` ("/id", "/55") in a message, ready for ``generate_key``.
+
+    ``source`` is a JSON document (dict), a FIX/NVFIX document (a sequence of (name, text)
+    pairs), or any record with ``get(field)`` (what ``Codec.record`` returns). A record cannot
+    tell an absent field from a NULL one, so for records NULL counts as missing.
+    """
+    if not key_paths:
+        raise InputError("no key fields given", code="SOWKEY", hint="give at least one key path, e.g. --key /id")
+    values = []
+    for path in key_paths:
+        steps = split_path(path)
+        value = _lookup(source, steps)
+        if value is _MISSING:
+            if not allow_missing:
+                raise InputError(
+                    f"key field {join_path(steps)} is missing from the message",
+                    code="SOWKEY",
+                    hint="every message stored in a SOW topic must carry all of its <Key> fields",
+                )
+            value = None
+        elif isinstance(value, list | tuple):
+            raise InputError(
+                f"key field {join_path(steps)} holds an array (repeated field), which cannot be a key value",
+                code="SOWKEY",
+                hint="point <Key> at a single scalar field",
+            )
+        elif isinstance(value, dict):
+            raise InputError(
+                f"key field {join_path(steps)} holds an object, which cannot be a key value",
+                code="SOWKEY",
+                hint="point <Key> at a scalar field inside the object, e.g. /customer/id",
+            )
+        values.append(value)
+    return tuple(values)
+
+
+def sow_key(source: Any, key_paths: Sequence[str], domain: str, *, allow_missing: bool = False) -> str:
+    """``generate_key(domain, key_values(source, key_paths))`` in one call."""
+    return generate_key(domain, key_values(source, key_paths, allow_missing=allow_missing))
+
+
+def _lookup(source: Any, steps: tuple[str, ...]) -> Any:
+    if isinstance(source, dict):
+        current: Any = source
+        for step in steps:
+            if isinstance(current, list):
+                return current  # a step through an array: reported as an array, not as missing
+            if not isinstance(current, dict) or step not in current:
+                return _MISSING
+            current = current[step]
+        return current
+    if isinstance(source, list | tuple):
+        return _lookup_pairs(source, steps)
+    if callable(getattr(source, "get", None)):
+        value = source.get(_Field(tuple(_Step(step) for step in steps)))
+        return _MISSING if value is None else value
+    raise TypeError(f"cannot read key fields from a {type(source).__name__}")
+
+
+def _lookup_pairs(pairs: Sequence[Any], steps: tuple[str, ...]) -> Any:
+    """FIX is flat: one step names a tag; a repeated tag is an array."""
+    if len(steps) != 1:
+        return _MISSING
+    found = [text for name, text in pairs if name == steps[0]]
+    if not found:
+        return _MISSING
+    if len(found) > 1:
+        return [infer(text) for text in found]
+    return infer(found[0]) if isinstance(found[0], str) else found[0]

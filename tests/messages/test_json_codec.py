@@ -1,0 +1,225 @@
+"""The JSON codec: seed 004 vectors, merge/diff properties, parsing errors, record access, paths."""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ampsctl.errors import InputError
+from ampsctl.filter.ast import Field, Step
+from ampsctl.filter.json_record import JsonRecord
+from ampsctl.messages.codec import Codec
+from ampsctl.messages.json_codec import JSON, same
+from ampsctl.messages.paths import join_path, split_path
+
+VECTORS = tomllib.loads((Path(__file__).parent / "seed004_vectors.toml").read_text(encoding="utf-8"))
+
+
+def doc(text: str | None) -> Any:
+    return None if text is None else JSON.parse(text.encode())
+
+
+def canonical(value: Any) -> bytes:
+    """Order-free, type-preserving form for comparisons (spec §2.1: field order is not significant)."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+# --- seed 004 vectors ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", VECTORS["merge"], ids=lambda case: case["name"])
+def test_merge_vector(case: dict[str, Any]) -> None:
+    base = doc(case.get("base"))
+    before = canonical(base)
+    result = functools.reduce(JSON.merge, [doc(text) for text in case["deltas"]], base)
+    assert canonical(result) == canonical(doc(case["expected"]))
+    assert canonical(base) == before  # pure
+
+
+@pytest.mark.parametrize("case", VECTORS["diff"], ids=lambda case: case["name"])
+def test_diff_vector(case: dict[str, Any]) -> None:
+    result = JSON.diff(
+        doc(case.get("old")),
+        doc(case["new"]),
+        case["keys"],
+        no_empties=case.get("no_empties", False),
+        send_keys=case.get("send_keys", True),
+        select=case.get("select"),
+    )
+    if "expected" in case:
+        assert result is not None and canonical(result) == canonical(doc(case["expected"]))
+    else:
+        assert result is None
+
+
+@pytest.mark.parametrize("case", VECTORS["conflate"], ids=lambda case: case["name"])
+def test_conflate_vector(case: dict[str, Any]) -> None:
+    state, deltas = doc(case["stored"]), []
+    for text in case["updates"]:
+        update = doc(text)
+        deltas.append(JSON.diff(state, update, case["keys"]))
+        state = update  # a plain publish replaces the stored record
+    assert canonical(functools.reduce(JSON.merge, deltas)) == canonical(doc(case["expected"]))
+
+
+def test_diff_output_follows_new_key_order() -> None:
+    old = doc('{"b":1, "id":1, "a":1}')
+    new = doc('{"b":2, "id":1, "a":2}')
+    assert list(JSON.diff(old, new, ["/id"]) or {}) == ["b", "id", "a"]
+
+
+def test_merge_keeps_base_order_and_appends_new_fields() -> None:
+    merged = JSON.merge(doc('{"b":1, "id":1}'), doc('{"c":3, "id":1, "b":2}'))
+    assert list(merged) == ["b", "id", "c"]
+
+
+def test_json_codec_satisfies_the_protocol() -> None:
+    assert isinstance(JSON, Codec) and JSON.name == "json"
+
+
+# --- Hypothesis properties ----------------------------------------------------------------
+
+names = st.text(alphabet="abcxyz", min_size=1, max_size=3)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**64 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=8),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(names, inner, max_size=4)),
+    max_leaves=12,
+)
+objects = st.dictionaries(names, values, max_size=5)
+
+
+@given(objects)
+def test_merging_an_empty_delta_changes_nothing(base: dict[str, Any]) -> None:
+    assert same(JSON.merge(base, {}), base)
+
+
+@given(objects, objects)
+def test_merging_the_same_delta_twice_equals_once(base: dict[str, Any], delta: dict[str, Any]) -> None:
+    once = JSON.merge(base, delta)
+    assert same(JSON.merge(once, delta), once)
+
+
+@given(objects, objects)
+def test_merge_does_not_modify_its_inputs(base: dict[str, Any], delta: dict[str, Any]) -> None:
+    base_before, delta_before = canonical(base), canonical(delta)
+    JSON.merge(base, delta)
+    assert canonical(base) == base_before and canonical(delta) == delta_before
+
+
+@given(objects, objects, st.booleans())
+def test_merge_of_the_diff_rebuilds_an_additive_change(old: dict[str, Any], change: dict[str, Any], send_keys: bool) -> None:
+    # new = merge(old, change) has every field of old (a delta cannot remove fields), and the
+    # key field /id is the same on both sides, as it is for one SOW record.
+    old = {**old, "id": 1}
+    change.pop("id", None)
+    new = JSON.merge(old, change)
+    delta = JSON.diff(old, new, ["/id"], send_keys=send_keys)
+    assert delta is not None
+    assert same(JSON.merge(old, delta), new)
+
+
+@given(objects)
+def test_diff_of_an_unchanged_record_is_the_keys_or_nothing(record: dict[str, Any]) -> None:
+    record = {**record, "id": 5}
+    assert JSON.diff(record, record, ["/id"]) == {"id": 5}
+    assert JSON.diff(record, record, ["/id"], no_empties=True) is None
+
+
+@given(objects)
+def test_parse_serialize_round_trip(record: dict[str, Any]) -> None:
+    assert same(JSON.parse(JSON.serialize(record)), record)
+
+
+@given(st.binary(max_size=40))
+def test_garbage_is_an_input_error_or_an_object(raw: bytes) -> None:
+    try:
+        assert isinstance(JSON.parse(raw), dict)
+    except InputError as error:
+        assert error.code == "JSON"
+
+
+# --- errors -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("raw", [b"", b"[1", b"\xff\xfe\x00", b"<a/>", b"35=D\x01", b"[1,2]", b"null", b"7", b'{"a":1e400}'])
+def test_bad_json_is_a_clear_input_error(raw: bytes) -> None:
+    with pytest.raises(InputError) as caught:
+        JSON.parse(raw)
+    assert caught.value.code == "JSON" and caught.value.message
+
+
+def test_merge_and_diff_reject_non_objects() -> None:
+    with pytest.raises(InputError):
+        JSON.merge({"a": 1}, [1])  # type: ignore[arg-type]
+    with pytest.raises(InputError):
+        JSON.diff({"a": 1}, "x", ["/a"])
+
+
+def test_deep_nesting_is_an_input_error_not_a_traceback() -> None:
+    deep = b'{"a":' * 1000 + b"1" + b"}" * 1000
+    nested = JSON.parse(deep)
+    with pytest.raises(InputError):
+        JSON.merge(nested, nested)
+    with pytest.raises(InputError):
+        JSON.diff(nested, nested, ["/x"])
+
+
+def test_unwritable_value_is_an_input_error() -> None:
+    with pytest.raises(InputError):
+        JSON.serialize({"a": 2**70})
+
+
+# --- record access ------------------------------------------------------------------------
+
+SAMPLE = b'{"a":{"b":[1,2]},"o":[{"n":1},{"m":2},{"n":[3,4]}],"s":"x","@k":1,"e":null}'
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        Field((Step("a"), Step("b"))),
+        Field((Step("a"), Step("b", 1))),
+        Field((Step("a"), Step("b", 5))),
+        Field((Step("o"), Step("n"))),
+        Field((Step("o"), Step("n", 1))),
+        Field((Step("s", 0),)),
+        Field((Step("s", 1),)),
+        Field((Step("s"), Step("t"))),
+        Field((Step("@k"),)),
+        Field((Step("@k"),), bracketed=True),
+        Field((Step("e"),)),
+        Field((Step("missing"),)),
+    ],
+)
+def test_record_agrees_with_the_filter_json_record(field: Field) -> None:
+    assert JSON.record(JSON.parse(SAMPLE)).get(field) == JsonRecord.from_bytes(SAMPLE).get(field)
+
+
+# --- paths --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "steps"), [("/id", ("id",)), (" /customer/name ", ("customer", "name")), ("/55", ("55",)), ("/@attr", ("@attr",))])
+def test_split_path(text: str, steps: tuple[str, ...]) -> None:
+    assert split_path(text) == steps
+    assert join_path(steps) == text.strip()
+
+
+@pytest.mark.parametrize("text", ["", "/", "id", "/a//b", "/a/"])
+def test_split_path_rejects_malformed_paths(text: str) -> None:
+    with pytest.raises(InputError) as caught:
+        split_path(text)
+    assert caught.value.code == "PATH"
