@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT))
 
 from ampsctl.filter.compiler import compile_filter  # noqa: E402
 from ampsctl.filter.evaluate import matches  # noqa: E402
-from ampsctl.filter.json_record import JsonRecord  # noqa: E402
+from ampsctl.messages.json_record import JsonRecord  # noqa: E402
 from ampsctl.filter.parser import parse  # noqa: E402
 
 FILTER = "/region = 'US' AND /qty > 100"

@@ -50,6 +50,10 @@ class _Skips:
         self.count += 1
         _report(exc)
 
+    def on_error(self, where: tuple[str, int], exc: AmpsctlError) -> None:
+        """The library's per-message error callback: place the error, then stop or count it."""
+        self.handle(_at(exc, Location(*where)))
+
     def finish(self) -> None:
         if self.count:
             _write_text(f"ampsctl: {self.count} of {self.seen} messages skipped (invalid input)", err=True)
@@ -84,23 +88,11 @@ def merge_command(
         return
     if not key:
         raise UsageError("--stream needs --key", hint="ampsctl delta merge --stream --key /id updates.jsonl")
-    from ampsctl.messages.keys import key_material
+    from ampsctl.messages.stream import fold
 
     skips = _Skips(keep_going)
     codec, messages = _stream(inputs, type_, skips)
-    state: dict[bytes, Any] = {}
-    for where, doc in messages:
-        try:
-            record_key = key_material("", _key_values(codec, doc, key))
-            state[record_key] = doc if record_key not in state else codec.merge(state[record_key], doc)
-        except AmpsctlError as exc:
-            skips.handle(_at(exc, where))
-            continue
-        if all_:
-            _emit(codec, state[record_key])
-    if not all_:
-        for doc in state.values():
-            _emit(codec, doc)
+    _emit_all(codec, fold(codec, messages, key, every=all_, on_error=skips.on_error))
     skips.finish()
 
 
@@ -123,7 +115,9 @@ def diff_command(
     codec, (before, after) = _whole_files([old, new], type_)
     if key:
         try:  # a missing or array key field is a clear error, not a silent gap in the delta
-            _key_values(codec, after, key)
+            from ampsctl.messages.stream import record_key_values
+
+            record_key_values(codec, after, key)
         except AmpsctlError as exc:
             raise _at(exc, Location(_name(new))) from None
     delta = codec.diff(before, after, key or (), no_empties=no_empties, send_keys=not no_keys, select=select or None)
@@ -146,24 +140,11 @@ def conflate_command(
     value wins: spec/messages.md §7.4). Exit codes: 0 ok, 1 messages were skipped
     (--keep-going), 2 usage, 3 invalid input.
     """
-    from ampsctl.messages.keys import key_material
+    from ampsctl.messages.stream import conflate
 
     skips = _Skips(keep_going)
     codec, messages = _stream(inputs, type_, skips)
-    last: dict[bytes, Any] = {}
-    pending: dict[bytes, Any] = {}
-    for where, doc in messages:
-        try:
-            record_key = key_material("", _key_values(codec, doc, key))
-            if record_key in last:
-                delta = codec.diff(last[record_key], doc, key, no_empties=no_empties)
-                if delta is not None:
-                    pending[record_key] = delta if record_key not in pending else codec.merge(pending[record_key], delta)
-            last[record_key] = doc
-        except AmpsctlError as exc:
-            skips.handle(_at(exc, where))
-    for delta in pending.values():
-        _emit(codec, delta)
+    _emit_all(codec, conflate(codec, messages, key, no_empties=no_empties, on_error=skips.on_error))
     skips.finish()
 
 
@@ -185,26 +166,39 @@ def _whole_files(paths: list[str], type_: str | None) -> tuple[Any, list[Any]]:
     return codec, docs
 
 
-def _stream(paths: list[str], type_: str | None, skips: _Skips) -> tuple[Any, Iterator[tuple[Location, Any]]]:
-    """A codec and the parsed messages of every line of every input, with their locations."""
+def _stream(paths: list[str], type_: str | None, skips: _Skips) -> tuple[Any, Iterator[tuple[tuple[str, int], Any]]]:
+    """A codec and the parsed messages of every line of every input, tagged (file name, line).
+
+    The tag is a plain tuple, made into a Location only for an error: a stream can have
+    millions of lines.
+    """
     if sum(path == "-" for path in paths) > 1:
         raise UsageError("stdin (-) can be read only once", hint="give the other streams as files")
     contents = [_read(path) for path in paths]  # read first: the type may need the content
     firsts = [next((line for line in raw.splitlines() if line.strip()), b"") for raw in contents]
     codec = _codec_for(paths, firsts, type_)
 
-    def messages() -> Iterator[tuple[Location, Any]]:
-        for path, raw in zip(paths, contents, strict=True):
-            for number, line in enumerate(raw.split(b"\n"), 1):
-                line = line.rstrip(b"\r")
-                if not line.strip():
-                    continue
-                where = Location(_name(path), number)
-                skips.seen += 1
-                try:
-                    yield where, codec.parse(line)
-                except AmpsctlError as exc:
-                    skips.handle(_at(exc, where))
+    def messages() -> Iterator[tuple[tuple[str, int], Any]]:
+        parse = codec.parse
+        seen = 0
+        try:
+            for path, raw in zip(paths, contents, strict=True):
+                name = _name(path)
+                for number, line in enumerate(raw.split(b"\n"), 1):
+                    if line.endswith(b"\r"):
+                        line = line.rstrip(b"\r")
+                    if not line or line.isspace():
+                        continue
+                    seen += 1
+                    try:
+                        doc = parse(line)
+                    except AmpsctlError as exc:
+                        skips.seen = seen
+                        skips.handle(_at(exc, Location(name, number)))
+                        continue
+                    yield (name, number), doc
+        finally:
+            skips.seen = seen
 
     return codec, messages()
 
@@ -231,13 +225,6 @@ def _read(path: str) -> bytes:
         raise InputError(f"cannot read '{path}': {exc.strerror}", code="IO", hint="give an existing file, or - for stdin") from None
 
 
-def _key_values(codec: Any, doc: Any, key: list[str]) -> tuple[Any, ...]:
-    from ampsctl.messages.keys import key_values
-
-    # JSON dicts and FIX pairs are read directly (absent and NULL stay distinct); others via a record.
-    return key_values(doc if isinstance(doc, dict | list | tuple) else codec.record(doc), key)
-
-
 # --------------------------------------------------------------------------------- output
 
 
@@ -249,6 +236,30 @@ def _emit(codec: Any, doc: Any) -> None:
     else:
         sys.stdout.flush()
         buffer.write(data)
+
+
+def _emit_all(codec: Any, docs: Iterator[Any]) -> None:
+    """``_emit`` for every document, written in batches: a stream can yield millions."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        for doc in docs:
+            _emit(codec, doc)
+        return
+    sys.stdout.flush()
+    serialize = codec.serialize
+    batch: list[bytes] = []
+    try:
+        for doc in docs:
+            batch.append(serialize(doc))
+            if len(batch) >= 4096:
+                batch.append(b"")
+                buffer.write(b"\n".join(batch))
+                batch.clear()
+    finally:  # what was produced before an error is still written, as _emit would have
+        if batch:
+            batch.append(b"")
+            buffer.write(b"\n".join(batch))
+        buffer.flush()
 
 
 def _name(path: str) -> str:

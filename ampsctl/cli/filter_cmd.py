@@ -297,7 +297,7 @@ def _too_long(limit: int) -> str:
 def _judge(tree: Expr, predicate: Any, raw: bytes, explain: bool) -> tuple[bool, list | None, str | None]:
     """(verdict from the compiled predicate, --explain rows, or the reason it cannot be tested)."""
     from ampsctl.filter.errors import FilterError
-    from ampsctl.filter.json_record import JsonRecord
+    from ampsctl.messages.json_record import JsonRecord
 
     try:
         record = JsonRecord.from_bytes(raw)

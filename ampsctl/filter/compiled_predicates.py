@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ampsctl.filter import ast, regexes, values
-from ampsctl.filter.json_record import JsonRecord
+from ampsctl.messages.json_record import JsonRecord
 
 Compiled = Callable[[Any], Any]
 

@@ -40,7 +40,7 @@ from ampsctl.filter.errors import FilterError
 from ampsctl.filter.evaluate import AGGREGATE_MESSAGE
 from ampsctl.filter.functions import IMPLEMENTATIONS
 from ampsctl.filter.compiled_predicates import Compiled, Operand
-from ampsctl.filter.json_record import JsonRecord
+from ampsctl.messages.json_record import JsonRecord
 from ampsctl.filter.record import Record
 
 # Nodes whose value is always True, False or None, so `is_match(value)` is `value is True`.

@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from ampsctl.errors import InputError
+from ampsctl.messages.json_record import JsonRecord
 from ampsctl.messages.paths import split_path
 
 _MISSING: Any = object()
@@ -68,8 +69,8 @@ class JsonCodec:
         except (orjson.JSONEncodeError, TypeError) as exc:
             raise InputError(f"cannot write JSON message: {exc}", code="JSON") from None
 
-    def record(self, doc: Any) -> JsonDocRecord:
-        return JsonDocRecord(doc)
+    def record(self, doc: Any) -> JsonRecord:
+        return JsonRecord(doc)
 
     def merge(self, base: Any, delta: Any) -> dict[str, Any]:
         """Delta publish: ``base`` updated by ``delta``; ``base`` None is an insert (V6)."""
@@ -180,57 +181,6 @@ class _Diff:
                 out[key] = value
                 changed = True
         return out, changed
-
-
-class JsonDocRecord:
-    """A parsed JSON document addressed by filter fields (duck-typed: field.steps, field.bracketed).
-
-    The same path rules as ampsctl.filter.json_record.JsonRecord (spec/expressions.md §2.2,
-    A10, A11), kept here because messages/ may not import filter/; a test checks the two agree.
-    """
-
-    __slots__ = ("data",)
-
-    def __init__(self, data: Any) -> None:
-        self.data = data
-
-    def get(self, field: Any) -> Any:
-        current = self.data
-        literal = getattr(field, "bracketed", False)
-        for step in field.steps:
-            name, index = step.name, step.index
-            if not literal and name.startswith("@"):
-                return None  # XML attributes do not exist in JSON
-            if type(current) is dict:
-                current = current.get(name)
-            elif isinstance(current, list):
-                # A step into an array of objects maps over its elements (nested arrays flattened).
-                current = [item[name] for item in _flatten(current) if isinstance(item, dict) and item.get(name) is not None]
-            else:
-                return None
-            if index is not None and current is not None:
-                if isinstance(current, list):
-                    current = current[index] if 0 <= index < len(current) else None
-                elif index != 0:
-                    current = None  # a scalar is a one-element array
-            if current is None:
-                return None
-        return current
-
-
-def _flatten(value: list[Any]) -> list[Any]:
-    """The elements of a list with nested lists flattened; iterative against hostile nesting."""
-    out: list[Any] = []
-    stack = [iter(value)]
-    while stack:
-        for item in stack[-1]:
-            if isinstance(item, list):
-                stack.append(iter(item))
-                break
-            out.append(item)
-        else:
-            stack.pop()
-    return out
 
 
 JSON = JsonCodec()

@@ -6,7 +6,7 @@ import pytest
 
 from ampsctl.filter.aggregate import aggregate, parse_projection
 from ampsctl.filter.errors import FilterSyntaxError
-from ampsctl.filter.json_record import JsonRecord
+from ampsctl.messages.json_record import JsonRecord
 from ampsctl.filter.parser import parse
 
 ROWS = [

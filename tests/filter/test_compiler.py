@@ -22,7 +22,7 @@ from ampsctl.filter.catalog import AGGREGATES, FUNCTIONS
 from ampsctl.filter.compiler import compile_filter, compile_value
 from ampsctl.filter.errors import FilterError
 from ampsctl.filter.evaluate import AGGREGATE_MESSAGE, evaluate, matches
-from ampsctl.filter.json_record import JsonRecord
+from ampsctl.messages.json_record import JsonRecord
 from ampsctl.filter.parser import parse
 
 M = JsonRecord.from_bytes(

@@ -28,7 +28,7 @@ from ampsctl.filter.compiler import compile_filter, compile_value
 from ampsctl.filter.errors import FilterError
 from ampsctl.filter.evaluate import evaluate, matches
 from ampsctl.filter.functions import IMPLEMENTATIONS
-from ampsctl.filter.json_record import JsonRecord
+from ampsctl.messages.json_record import JsonRecord
 from ampsctl.filter.parser import parse
 
 # --- records ---------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from ampsctl.filter.ast import (
 )
 from ampsctl.filter.errors import FilterError
 from ampsctl.filter.evaluate import AGGREGATE_MESSAGE, evaluate, matches
-from ampsctl.filter.json_record import JsonRecord
+from ampsctl.messages.json_record import JsonRecord
 
 M = JsonRecord(
     {

@@ -18,7 +18,7 @@ import pytest
 
 from ampsctl.filter.aggregate import aggregate, parse_projection
 from ampsctl.filter.evaluate import evaluate, matches
-from ampsctl.filter.json_record import JsonRecord
+from ampsctl.messages.json_record import JsonRecord
 
 DATA = tomllib.loads((Path(__file__).parent / "vectors.toml").read_text(encoding="utf-8"))
 VECTORS: list[dict[str, Any]] = DATA["vector"]

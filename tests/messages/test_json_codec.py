@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ampsctl.errors import InputError
 from ampsctl.filter.ast import Field, Step
-from ampsctl.filter.json_record import JsonRecord
+from ampsctl.messages.json_record import JsonRecord
 from ampsctl.messages.codec import Codec
 from ampsctl.messages.json_codec import JSON, same
 from ampsctl.messages.paths import join_path, split_path
@@ -205,8 +205,10 @@ SAMPLE = b'{"a":{"b":[1,2]},"o":[{"n":1},{"m":2},{"n":[3,4]}],"s":"x","@k":1,"e"
         Field((Step("missing"),)),
     ],
 )
-def test_record_agrees_with_the_filter_json_record(field: Field) -> None:
-    assert JSON.record(JSON.parse(SAMPLE)).get(field) == JsonRecord.from_bytes(SAMPLE).get(field)
+def test_codec_record_is_the_shared_json_record(field: Field) -> None:
+    record = JSON.record(JSON.parse(SAMPLE))
+    assert type(record) is JsonRecord
+    assert record.get(field) == JsonRecord.from_bytes(SAMPLE).get(field)
 
 
 # --- paths --------------------------------------------------------------------------------

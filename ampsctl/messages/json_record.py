@@ -1,4 +1,8 @@
-"""Field access into a parsed JSON message: the first ``Record`` implementation (issue 3 item 4).
+"""Field access into a parsed JSON message: the record the filter language reads.
+
+It lives in messages/, the lowest layer, so that the JSON codec and the filter share one
+implementation; like every record it is duck-typed (``get(field)`` reads only ``field.steps``
+and ``field.bracketed``), so messages/ never imports filter/.
 
 Path rules (spec/expressions.md §2.2, §7, A10, A11):
 * Each step names a key of an object; a missing key, or a step into a scalar, is NULL.
@@ -23,8 +27,6 @@ from typing import Any
 import orjson
 
 from ampsctl.errors import InputError
-from ampsctl.filter.ast import Field, Step
-from ampsctl.filter.values import elements
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +45,7 @@ class JsonRecord:
                 hint="each message must be one complete JSON document (one per line with --data -)",
             ) from None
 
-    def get(self, field: Field) -> Any:
+    def get(self, field: Any) -> Any:
         current = self.data
         literal = field.bracketed
         for step in field.steps:
@@ -60,14 +62,14 @@ class JsonRecord:
         return current
 
 
-def _step(current: Any, step: Step, literal: bool) -> Any:
+def _step(current: Any, step: Any, literal: bool) -> Any:
     name = step.name
     if not literal and name.startswith("@"):
         return None
     if isinstance(current, dict):
         value = current.get(name)
     elif isinstance(current, list):
-        value = [item[name] for item in elements(current) if isinstance(item, dict) and item.get(name) is not None]
+        value = [item[name] for item in flatten(current) if isinstance(item, dict) and item.get(name) is not None]
     else:
         return None
     if step.index is None or value is None:
@@ -75,3 +77,18 @@ def _step(current: Any, step: Step, literal: bool) -> Any:
     if isinstance(value, list):
         return value[step.index] if 0 <= step.index < len(value) else None
     return value if step.index == 0 else None
+
+
+def flatten(value: list[Any]) -> list[Any]:
+    """The elements of a list with nested lists flattened; iterative against hostile nesting."""
+    out: list[Any] = []
+    stack = [iter(value)]
+    while stack:
+        for item in stack[-1]:
+            if isinstance(item, list):
+                stack.append(iter(item))
+                break
+            out.append(item)
+        else:
+            stack.pop()
+    return out

@@ -1,4 +1,4 @@
-"""JSON field access (ampsctl/filter/json_record.py): paths, subscripts, arrays of objects."""
+"""JSON field access (ampsctl/messages/json_record.py): paths, subscripts, arrays of objects."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from ampsctl.errors import InputError
 from ampsctl.filter.ast import Field, Step
-from ampsctl.filter.json_record import JsonRecord
+from ampsctl.messages.json_record import JsonRecord
 
 DOC = {
     "id": 42,
