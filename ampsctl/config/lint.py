@@ -114,9 +114,8 @@ def lint_paths(paths: Sequence[str], options: LintOptions | None = None) -> Lint
             gc.enable()
     baselined = 0
     if options.baseline is not None:
-        remaining = options.baseline
         for report in reports:
-            report.findings, dropped = apply_baseline(report.findings, remaining)
+            report.findings, dropped = apply_baseline(report.findings, options.baseline)
             baselined += dropped
     return LintReport(reports, baselined)
 
