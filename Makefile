@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench bench-filter docs clean
+.PHONY: demo test bench bench-filter bench-delta jq docs clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "ampsctl needs Python 3.11+")'
@@ -20,8 +20,8 @@ test: $(STAMP)
 	@command -v java >/dev/null || { echo "error: java not found; the Spark tests need Java 17 (apt-get install openjdk-17-jre-headless)"; exit 4; }
 	$(PY) -m pytest
 
-# The benchmark's peer is xmllint: install it when we can (root), otherwise say how and exit 4.
-bench: $(STAMP)
+# The benchmarks' peers are xmllint and jq: install them when we can (root), otherwise say how and exit 4.
+bench: $(STAMP) jq
 	@command -v xmllint >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "xmllint not found: installing libxml2-utils"; \
@@ -32,6 +32,22 @@ bench: $(STAMP)
 	  fi; }
 	$(PY) bench/lint.py
 	$(PY) bench/filter.py
+	$(PY) bench/delta.py
+
+# jq is the peer of bench/delta.py (Debian package jq), installed like xmllint above.
+jq:
+	@command -v jq >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "jq not found: installing jq"; \
+	    apt-get install -y -q jq >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q jq >/dev/null; } \
+	      || { echo "error: could not install jq"; exit 4; }; \
+	  else \
+	    echo "error: jq not found; install it (sudo apt-get install jq) and rerun make bench-delta"; exit 4; \
+	  fi; }
+
+# The delta benchmark alone: ampsctl delta merge --stream against jq's recursive merge (*).
+bench-delta: $(STAMP) jq
+	$(PY) bench/delta.py
 
 # The filter benchmark alone (no peer tool to install): compiled vs interpreted filter.
 bench-filter: $(STAMP)
