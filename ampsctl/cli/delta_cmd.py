@@ -28,6 +28,7 @@ from typing import Any
 import typer
 
 from ampsctl.errors import AmpsctlError, ExitCode, InputError, Location, UsageError
+from ampsctl.gcpause import paused_gc
 
 app = typer.Typer(help="Merge delta publishes, compute delta-subscribe updates, conflate deltas.", no_args_is_help=True)
 
@@ -92,7 +93,8 @@ def merge_command(
 
     skips = _Skips(keep_going)
     codec, messages = _stream(inputs, type_, skips)
-    _emit_all(codec, fold(codec, messages, key, every=all_, on_error=skips.on_error))
+    with paused_gc():
+        _emit_all(codec, fold(codec, messages, key, every=all_, on_error=skips.on_error))
     skips.finish()
 
 
@@ -144,7 +146,8 @@ def conflate_command(
 
     skips = _Skips(keep_going)
     codec, messages = _stream(inputs, type_, skips)
-    _emit_all(codec, conflate(codec, messages, key, no_empties=no_empties, on_error=skips.on_error))
+    with paused_gc():
+        _emit_all(codec, conflate(codec, messages, key, no_empties=no_empties, on_error=skips.on_error))
     skips.finish()
 
 

@@ -11,7 +11,6 @@ data only (findings and the source lines they point at), so it crosses processes
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
 from collections import Counter
@@ -29,6 +28,7 @@ from ampsctl.config.model import ConfigModel
 from ampsctl.config.registry import Rule, all_rules
 from ampsctl.config.suppress import find_suppressions, is_suppressed
 from ampsctl.errors import InputError, Location, UsageError
+from ampsctl.gcpause import paused_gc
 
 
 @dataclass(frozen=True)
@@ -96,11 +96,7 @@ def lint_paths(paths: Sequence[str], options: LintOptions | None = None) -> Lint
     options = options or LintOptions()
     selected_rules(options)  # usage errors surface here, before any worker starts
     jobs = min(options.jobs or os.cpu_count() or 1, len(paths))
-    # The cyclic collector keeps rescanning the many short-lived lxml proxies (~10% of the
-    # time); a config's objects are freed by reference counting, so it is paused meanwhile.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         if jobs > 1 and len(paths) >= PARALLEL_FROM:
             schema.validate(etree.Element("AMPSConfig"))  # load the XSD once, before forking
             context = multiprocessing.get_context("fork")
@@ -109,9 +105,6 @@ def lint_paths(paths: Sequence[str], options: LintOptions | None = None) -> Lint
                 reports = list(pool.map(_lint_one, paths, [options] * len(paths), chunksize=chunk))
         else:
             reports = [_lint_one(path, options) for path in paths]
-    finally:
-        if collecting:
-            gc.enable()
     baselined = 0
     if options.baseline is not None:
         for report in reports:
