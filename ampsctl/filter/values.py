@@ -31,6 +31,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ampsctl.messages.json_record import flatten
+
 Number = int | float
 
 INT_MIN = -(2**63)
@@ -84,23 +86,10 @@ def scalar(value: Any) -> Any:
 
 
 def elements(value: Any) -> list[Any]:
-    """The values an array-aware operator tests: [] for NULL/empty, nested arrays flattened.
-
-    Iterative on purpose: a hostile message may nest arrays deeper than the recursion limit.
-    """
+    """The values an array-aware operator tests: [] for NULL/empty, nested arrays flattened."""
     if not isinstance(value, list):
         return [] if value is None or value == "" else [value]
-    out: list[Any] = []
-    stack: list[Any] = [iter(value)]
-    while stack:
-        for item in stack[-1]:
-            if isinstance(item, list):
-                stack.append(iter(item))
-                break
-            out.append(item)
-        else:
-            stack.pop()
-    return out
+    return flatten(value)
 
 
 def to_number(value: Any) -> Number | None:

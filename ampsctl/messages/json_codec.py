@@ -26,7 +26,7 @@ import orjson
 
 from ampsctl.errors import InputError
 from ampsctl.messages.json_record import JsonRecord
-from ampsctl.messages.paths import split_path
+from ampsctl.messages.paths import selection, split_path
 
 _MISSING: Any = object()
 _Path = tuple[str, ...]
@@ -148,11 +148,7 @@ class _Diff:
         self.select = select
 
     def _selected(self, path: _Path) -> tuple[bool, bool]:
-        """(the whole value at path is selected, something below path is selected)."""
-        if self.select is None:
-            return True, True
-        whole = any(path[: len(s)] == s for s in self.select)
-        return whole, whole or any(len(s) > len(path) and s[: len(path)] == path for s in self.select)
+        return selection(path, self.select)
 
     def object(self, old: Any, new: dict[str, Any], prefix: _Path) -> tuple[dict[str, Any], bool]:
         out: dict[str, Any] = {}

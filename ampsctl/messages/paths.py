@@ -46,3 +46,14 @@ def split_paths(texts: Iterable[str]) -> tuple[tuple[str, ...], ...]:
 def join_path(steps: Sequence[str]) -> str:
     """The inverse of split_path, for error messages: ``("a", "b")`` -> ``"/a/b"``."""
     return "/" + "/".join(steps)
+
+
+def selection(path: tuple[str, ...], select: tuple[tuple[str, ...], ...] | None) -> tuple[bool, bool]:
+    """For a delta's select list: (the whole value at ``path`` is selected, something below it is).
+
+    No select list selects everything; the JSON and XML diffs share this one rule.
+    """
+    if select is None:
+        return True, True
+    whole = any(path[: len(s)] == s for s in select)
+    return whole, whole or any(len(s) > len(path) and s[: len(path)] == path for s in select)

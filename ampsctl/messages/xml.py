@@ -31,7 +31,7 @@ from typing import Any
 from lxml import etree
 
 from ampsctl.errors import InputError
-from ampsctl.messages.paths import split_path
+from ampsctl.messages.paths import selection, split_path
 from ampsctl.messages.scalars import infer
 
 _Path = tuple[str, ...]
@@ -172,11 +172,7 @@ class _Diff:
         self.select = select
 
     def _selected(self, path: _Path) -> tuple[bool, bool]:
-        """(the whole value at path is selected, something below path is selected)."""
-        if self.select is None:
-            return True, True
-        whole = any(path[: len(s)] == s for s in self.select)
-        return whole, whole or any(len(s) > len(path) and s[: len(path)] == path for s in self.select)
+        return selection(path, self.select)
 
     def _leaf(self, old: etree._Element, new: etree._Element, path: _Path) -> etree._Element:
         """A changed leaf: its text with only its changed (and key) attributes.
