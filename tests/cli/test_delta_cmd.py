@@ -14,18 +14,12 @@ then review the diff of tests/cli/golden/delta/.
 
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
-import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from clitools import GoldenCase, check_golden, orphan_goldens, run_golden
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "delta"
-UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
-TIMEOUT = 60
 
 # Seed 004 / spec §6.4 V4: two workers update one order.
 ORDER = b'{"id":735,"customer":"Patrick","item":90123,"qty":1000,"state":"new"}\n'
@@ -52,12 +46,7 @@ XML_DELTA = b'<Order id="1"><Qty>20</Qty><Legs><Leg>c</Leg></Legs></Order>'
 FIX_STREAM = b"55=IBM\x0144=1\x01\n55=MSFT\x0144=7\x01\n55=IBM\x0144=2\x0138=100\x01\n"
 
 
-@dataclass(frozen=True)
-class Case:
-    name: str
-    args: tuple[str, ...]
-    stdin: bytes = b""
-    files: dict[str, bytes] = field(default_factory=dict)
+Case = GoldenCase
 
 
 JSON_FILES = {"order.json": ORDER, "inventory.json": INVENTORY, "credit.json": CREDIT}
@@ -109,37 +98,13 @@ CASES = [
 ]
 
 
-def _shown(arg: str) -> str:
-    return shlex.quote(arg)
-
-
 def run_case(case: Case, cwd: Path) -> str:
-    for name, content in case.files.items():
-        (cwd / name).write_bytes(content)
-    env = {**os.environ, "COLUMNS": "80", "PYTHONIOENCODING": "utf-8", "NO_COLOR": "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "ampsctl", "delta", *case.args],
-        cwd=cwd, env=env, input=case.stdin, capture_output=True, timeout=TIMEOUT,
-    )
-    stdout = done.stdout.replace(b"\x01", b"|").decode("utf-8", "backslashreplace")
-    stderr = done.stderr.decode("utf-8", "backslashreplace")
-    command = " ".join(["ampsctl", "delta", *(_shown(a) for a in case.args)])
-    if case.stdin:
-        command += f"  < stdin ({len(case.stdin.splitlines())} lines)"
-    return f"$ {command}\nexit: {done.returncode}\n--- stdout\n{stdout}--- stderr\n{stderr}"
+    return run_golden("delta", case, cwd)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_golden(case: Case, tmp_path: Path) -> None:
-    actual = run_case(case, tmp_path)
-    assert "Traceback" not in actual, actual
-    golden = GOLDEN / f"{case.name}.txt"
-    if UPDATE:
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_text(actual, encoding="utf-8")
-        return
-    assert golden.exists(), f"{golden} is missing: run with UPDATE_GOLDEN=1 and review it"
-    assert actual == golden.read_text(encoding="utf-8"), f"output differs from {golden.name} (UPDATE_GOLDEN=1 to accept)"
+    check_golden(GOLDEN, case, run_case(case, tmp_path))
 
 
 def test_case_names_are_unique() -> None:
@@ -147,8 +112,7 @@ def test_case_names_are_unique() -> None:
 
 
 def test_no_orphan_golden_files() -> None:
-    expected = {f"{c.name}.txt" for c in CASES}
-    orphans = sorted(p.name for p in GOLDEN.glob("*.txt") if p.name not in expected)
+    orphans = orphan_goldens(GOLDEN, CASES)
     assert not orphans, f"golden files without a case (delete them): {orphans}"
 
 

@@ -20,19 +20,15 @@ docs/filter-language.md staying equal to the catalog.
 from __future__ import annotations
 
 import json
-import os
-import shlex
 import subprocess
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from clitools import TIMEOUT, GoldenCase, check_golden, orphan_goldens, run_golden
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden" / "filter"
-UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
-TIMEOUT = 60
 
 # Test message M of spec/expressions.md §12.1, on one line.
 M = json.dumps(
@@ -50,12 +46,7 @@ BAD_LINE = f'{IBM}\n{{"symbol": "MSFT"\n{ORCL}\n'.encode()
 HUGE_LINE = f'{IBM}\n{{"pad": "{"x" * (1536 * 1024)}"}}\n{ORCL}\n'.encode()  # line 2 is 1.5 MB
 
 
-@dataclass(frozen=True)
-class Case:
-    name: str
-    args: tuple[str | bytes, ...]
-    stdin: bytes = b""
-    files: dict[str, bytes] = field(default_factory=dict)
+Case = GoldenCase
 
 
 CASES = [
@@ -111,43 +102,13 @@ CASES = [
 ]
 
 
-def _shown(arg: str | bytes) -> str:
-    """An argument as a reader would type it in a POSIX shell (long ones abbreviated)."""
-    text = arg.decode("utf-8", "backslashreplace") if isinstance(arg, bytes) else arg
-    if len(text) > 200:
-        text = f"{text[:60]}...<{len(text)} characters>"
-    if "'" in text and not any(c in text for c in '"$`\\!'):
-        return f'"{text}"'
-    return shlex.quote(text)
-
-
 def run_case(case: Case, cwd: Path) -> str:
-    for name, content in case.files.items():
-        (cwd / name).write_bytes(content)
-    env = {**os.environ, "COLUMNS": "80", "PYTHONIOENCODING": "utf-8", "NO_COLOR": "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "ampsctl", "filter", *case.args],
-        cwd=cwd, env=env, input=case.stdin, capture_output=True, timeout=TIMEOUT,
-    )
-    stdout = done.stdout.decode("utf-8", "backslashreplace")
-    stderr = done.stderr.decode("utf-8", "backslashreplace")
-    command = " ".join(["ampsctl", "filter", *(_shown(a) for a in case.args)])
-    if case.stdin:
-        command += f"  < stdin ({len(case.stdin.splitlines())} lines)"
-    return f"$ {command}\nexit: {done.returncode}\n--- stdout\n{stdout}--- stderr\n{stderr}"
+    return run_golden("filter", case, cwd)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_golden(case: Case, tmp_path: Path) -> None:
-    actual = run_case(case, tmp_path)
-    assert "Traceback" not in actual, actual
-    golden = GOLDEN / f"{case.name}.txt"
-    if UPDATE:
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_text(actual, encoding="utf-8")
-        return
-    assert golden.exists(), f"{golden} is missing: run with UPDATE_GOLDEN=1 and review it"
-    assert actual == golden.read_text(encoding="utf-8"), f"output differs from {golden.name} (UPDATE_GOLDEN=1 to accept)"
+    check_golden(GOLDEN, case, run_case(case, tmp_path))
 
 
 def test_case_names_are_unique() -> None:
@@ -155,8 +116,7 @@ def test_case_names_are_unique() -> None:
 
 
 def test_no_orphan_golden_files() -> None:
-    expected = {f"{c.name}.txt" for c in CASES}
-    orphans = sorted(p.name for p in GOLDEN.glob("*.txt") if p.name not in expected)
+    orphans = orphan_goldens(GOLDEN, CASES)
     assert not orphans, f"golden files without a case (delete them): {orphans}"
 
 
