@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench bench-filter bench-delta jq docs clean
+.PHONY: demo test bench bench-filter bench-delta bench-affinity jq docs clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "ampsctl needs Python 3.11+")'
@@ -33,6 +33,7 @@ bench: $(STAMP) jq
 	$(PY) bench/lint.py
 	$(PY) bench/filter.py
 	$(PY) bench/delta.py
+	$(PY) bench/affinity.py
 
 # jq is the peer of bench/delta.py (Debian package jq), installed like xmllint above.
 jq:
@@ -52,6 +53,10 @@ bench-delta: $(STAMP) jq
 # The filter benchmark alone (no peer tool to install): compiled vs interpreted filter.
 bench-filter: $(STAMP)
 	$(PY) bench/filter.py
+
+# The faucet engine alone: 1M subscription events (no peer tool to install).
+bench-affinity: $(STAMP)
+	$(PY) bench/affinity.py
 
 docs: $(STAMP)
 	$(PY) -m ampsctl.cli.docgen

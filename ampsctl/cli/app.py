@@ -12,7 +12,7 @@ import sys
 import typer
 
 from ampsctl import __version__
-from ampsctl.cli import config_cmd, delta_cmd, filter_cmd
+from ampsctl.cli import affinity_cmd, config_cmd, delta_cmd, filter_cmd
 from ampsctl.errors import AmpsctlError, ExitCode
 
 app = typer.Typer(
@@ -27,6 +27,7 @@ app.add_typer(config_cmd.app, name="config")
 app.command("validate", help="Lint AMPS config files (alias of `ampsctl config validate`).")(config_cmd.validate)
 app.add_typer(filter_cmd.app, name="filter")
 app.add_typer(delta_cmd.app, name="delta")
+app.add_typer(affinity_cmd.app, name="affinity")
 
 
 def _version(value: bool) -> None:

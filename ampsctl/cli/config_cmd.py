@@ -38,7 +38,7 @@ def _codes(values: list[str] | None) -> tuple[str, ...]:
     return tuple(c.strip().upper() for v in values or [] for c in v.split(",") if c.strip())
 
 
-def _env(pairs: list[str] | None) -> dict[str, str]:
+def parse_env(pairs: list[str] | None) -> dict[str, str]:
     env = dict(os.environ)
     for pair in pairs or []:
         name, sep, value = pair.partition("=")
@@ -74,7 +74,7 @@ def validate(
     if write_baseline and baseline is None:
         raise UsageError("--write-baseline needs --baseline FILE", hint="for example --baseline ampsctl-baseline.json --write-baseline")
     options = LintOptions(
-        env=_env(env),
+        env=parse_env(env),
         select=_codes(select),
         ignore=_codes(ignore),
         baseline=load_baseline(str(baseline)) if baseline and not write_baseline else None,
@@ -186,7 +186,7 @@ def dump(
 
     from ampsctl.config.loader import load_config
 
-    config = load_config(str(path), _env(env))
+    config = load_config(str(path), parse_env(env))
     for finding in config.findings:
         print(f"{finding.location}: {finding.severity.label} {finding.code}: {finding.message}", file=sys.stderr)
     sys.stdout.write(etree.tostring(config.root, encoding="unicode") + "\n")

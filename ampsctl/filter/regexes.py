@@ -23,6 +23,7 @@ Invariants:
 from __future__ import annotations
 
 import functools
+import re
 
 import regex
 
@@ -32,6 +33,7 @@ DEFAULT_TIMEOUT = 1.0  # seconds per search
 CACHE_SIZE = 256
 
 _FLAGS = regex.VERSION0 | regex.ASCII
+_METACHAR = re.compile(r"[.^$*+?()\[\]{}|\\]")  # a fixed, safe pattern: the faster re will do
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
@@ -107,6 +109,11 @@ def replace_all(pattern: str, text: str, replacement: str, *, timeout: float = D
             hint="refer to groups that exist in the pattern (\\1 is the first group); write \\\\ for a backslash",
             code="FILTER_REGEX",
         ) from None
+
+
+def has_metachars(text: str) -> bool:
+    """Whether ``text`` holds a regex metacharacter: AMPS then treats a topic as a pattern."""
+    return _METACHAR.search(text) is not None
 
 
 def cache_clear() -> None:

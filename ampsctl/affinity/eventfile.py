@@ -1,0 +1,117 @@
+"""Event files: subscription events in, affinity events out, one JSON object per line (issue 5).
+
+Input lines::
+
+    {"event":"subscribe","connection":"c1","client":"pub-a","topic":"ctl","sub_id":"1","options":"udo_coverage=/space/C.*"}
+    {"event":"unsubscribe","connection":"c1","sub_id":"1"}
+    {"event":"disconnect","connection":"c1"}
+
+``options`` is an AMPS options string or a JSON object (a string or number is the value, true
+or null a flag, false leaves the option out). ``sub_id`` may be a string or an integer. Any
+event may carry ``time`` (a number or a string); it is checked and otherwise ignored, as the
+engine has no clock. Blank lines are skipped. Anything else is an error naming the line:
+a typo in a key must not silently drop an event.
+
+Output lines hold the AMPS_* variables of the event (omitted ones are absent) and
+``input_line``, the 1-based line of the input event that caused it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import orjson
+
+from ampsctl.affinity.model import AffinityEvent, Disconnect, Subscribe, SubscriptionEvent, Unsubscribe
+from ampsctl.errors import AmpsctlError, InputError, Location
+from ampsctl.options import parse_options
+
+_FIELDS = {
+    "subscribe": ("connection", "client", "topic", "sub_id"),
+    "unsubscribe": ("connection", "sub_id"),
+    "disconnect": ("connection",),
+}
+_OPTIONAL = {"subscribe": ("options", "time"), "unsubscribe": ("time",), "disconnect": ("time",)}
+_EXAMPLE = '{"event":"subscribe","connection":"c1","client":"pub-a","topic":"ctl","sub_id":"1"}'
+
+
+def read_events(lines: Iterable[bytes], path: str) -> Iterator[tuple[int, SubscriptionEvent]]:
+    """``(line number, event)`` for each non-blank line; InputError at the first bad one."""
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            yield number, parse_event(line, Location(path, number))
+
+
+def parse_event(line: bytes | str, where: Location) -> SubscriptionEvent:
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise _bad(f"not valid JSON: {exc}", where) from None
+    if not isinstance(data, dict):
+        raise _bad(f"expected a JSON object, got {type(data).__name__}", where)
+    kind = data.get("event")
+    fields = _FIELDS.get(kind) if isinstance(kind, str) else None
+    if fields is None:
+        raise _bad(f"unknown event kind {kind!r}", where, hint="event is one of subscribe, unsubscribe, disconnect")
+    unknown = sorted(set(data) - {"event", *fields, *_OPTIONAL[kind]})
+    if unknown:
+        known = ", ".join((*fields, *_OPTIONAL[kind]))
+        raise _bad(f"unknown key {unknown[0]!r} in a {kind} event", where, hint=f"a {kind} event has: {known}")
+    values = [_text(data, name, kind, where) for name in fields]
+    time = data.get("time")
+    if time is not None and (isinstance(time, bool) or not isinstance(time, (int, float, str))):
+        raise _bad(f"time must be a number or a string, got {orjson.dumps(time).decode()}", where)
+    if kind == "subscribe":
+        return Subscribe(*values, options=_options(data.get("options"), where))
+    if kind == "unsubscribe":
+        return Unsubscribe(*values)
+    return Disconnect(*values)
+
+
+def _text(data: dict[str, Any], name: str, kind: str, where: Location) -> str:
+    value = data.get(name)
+    if isinstance(value, str) and value:
+        return value
+    if name == "sub_id" and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    what = "missing" if value is None else f"must be a non-empty string, got {orjson.dumps(value).decode()}"
+    raise _bad(f"{name} {what} in a {kind} event", where, hint=f"for example {_EXAMPLE}")
+
+
+def _options(value: Any, where: Location) -> dict[str, str | None]:
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        try:
+            return parse_options(value)
+        except AmpsctlError as exc:
+            raise _bad(f"options: {exc.message}", where, hint=exc.hint) from None
+    if isinstance(value, dict):
+        options: dict[str, str | None] = {}
+        for name, option in value.items():
+            if option is True or option is None:
+                options[name] = None
+            elif isinstance(option, str):
+                options[name] = option
+            elif isinstance(option, (int, float)) and not isinstance(option, bool):
+                options[name] = orjson.dumps(option).decode()
+            elif option is not False:
+                raise _bad(f"option {name!r} must be a string, a number or a boolean", where)
+        return options
+    raise _bad("options must be an AMPS options string or a JSON object", where, hint='e.g. "options":"udo_coverage=/space/C.*"')
+
+
+def _bad(message: str, where: Location, *, hint: str | None = None) -> InputError:
+    return InputError(message, code="AFFINITY_EVENT", location=where, hint=hint)
+
+
+def event_record(event: AffinityEvent, input_line: int) -> dict[str, Any]:
+    """The output object of one affinity event."""
+    record: dict[str, Any] = event.variables()
+    record["input_line"] = input_line
+    return record
+
+
+def dumps_record(record: dict[str, Any]) -> bytes:
+    return orjson.dumps(record) + b"\n"

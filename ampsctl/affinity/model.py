@@ -1,0 +1,122 @@
+"""The values the faucet engine takes and returns: settings, subscription events, affinity events.
+
+The variable names are exactly those of seed 000 (amps-action-on-manifold-affinity), because
+Do actions substitute them into payloads as ``{{AMPS_TOPIC}}`` and so on.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+
+class Announcements(enum.Enum):
+    """How many events the module emits (seed 000, ``Announcements``)."""
+
+    DEFAULT = "default"  # the minimum to start and stop publishing
+    ALL = "all"  # every transition, once per interested subscriber
+
+
+class AffinityAction(enum.Enum):
+    ASSIGN = "assign"
+    UNASSIGN = "unassign"
+    NO_HANDLERS = "no_handlers"
+
+
+class Cause(enum.Enum):
+    """Why an event was emitted; not part of the seed's variables, used for summaries."""
+
+    SUBSCRIBE = "subscribe"
+    UNSUBSCRIBE = "unsubscribe"
+    PUBLISHER_LOST = "publisher_lost"
+    PUBLISHER_JOINED = "publisher_joined"
+
+
+@dataclass(frozen=True, slots=True)
+class AffinitySettings:
+    """The On step's options. ``subscription_topic`` must already be a valid PCRE."""
+
+    control_topic: str
+    subscription_topic: str
+    announcements: Announcements = Announcements.DEFAULT
+    coverage_option: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Subscribe:
+    """A subscribe command seen by the instance; ``options`` is the parsed ``opts`` header."""
+
+    connection: str
+    client: str
+    topic: str
+    sub_id: str
+    options: Mapping[str, str | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Unsubscribe:
+    connection: str
+    sub_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Disconnect:
+    connection: str
+
+
+SubscriptionEvent = Subscribe | Unsubscribe | Disconnect
+
+
+class AffinityEvent(NamedTuple):
+    """One run of the action. The publisher fields are None for ``no_handlers``; the subscriber
+    fields are set only with ``Announcements=all``, and always together.
+
+    A named tuple rather than a frozen dataclass: the engine makes one per emitted event, and
+    a million of them should not cost a second of ``object.__setattr__``.
+    """
+
+    action: AffinityAction
+    topic: str
+    client: str | None = None
+    connection: str | None = None
+    subscriber_client: str | None = None
+    subscriber_connection: str | None = None
+    cause: Cause = Cause.SUBSCRIBE
+
+    def variables(self) -> dict[str, str]:
+        """The AMPS context variables this event sets; omitted ones are absent."""
+        out = {"AMPS_AFFINITY_ACTION": self.action.value, "AMPS_TOPIC": self.topic}
+        if self.client is not None and self.connection is not None:
+            out["AMPS_CLIENT_NAME"] = self.client
+            out["AMPS_CONNECTION_NAME"] = self.connection
+        if self.subscriber_client is not None and self.subscriber_connection is not None:
+            out["AMPS_SUBSCRIBER_CLIENT_NAME"] = self.subscriber_client
+            out["AMPS_SUBSCRIBER_CONNECTION_NAME"] = self.subscriber_connection
+        return out
+
+
+VARIABLES = (
+    "AMPS_AFFINITY_ACTION",
+    "AMPS_TOPIC",
+    "AMPS_CLIENT_NAME",
+    "AMPS_CONNECTION_NAME",
+    "AMPS_SUBSCRIBER_CLIENT_NAME",
+    "AMPS_SUBSCRIBER_CONNECTION_NAME",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PublisherState:
+    """An eligible publisher as the engine sees it (for summaries and tests)."""
+
+    connection: str
+    client: str
+    activation: int
+    topics: tuple[str, ...]
+    coverage: tuple[str | None, ...]  # the PCREs of its counting control subscriptions; None covers all
+
+    @property
+    def load(self) -> int:
+        return len(self.topics)

@@ -1,0 +1,263 @@
+"""``ampsctl affinity simulate``: replay subscription events through the faucet engine.
+
+The settings come from a config's amps-action-on-manifold-affinity action, or from flags
+(which also override the config's values). Output is one record per affinity event, in the
+format of docs/affinity.md; the summary goes to stderr with ``--format jsonl`` so stdout stays
+a clean event file.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from enum import Enum
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import typer
+
+from ampsctl.errors import InputError, Location, UsageError
+
+app = typer.Typer(help="Simulate amps-action-on-manifold-affinity (faucet) assignments.", no_args_is_help=True)
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    jsonl = "jsonl"
+    json = "json"
+
+
+class AnnouncementsChoice(str, Enum):
+    default = "default"
+    all = "all"
+
+
+@app.command("simulate")
+def simulate(
+    events: str = typer.Option(..., "--events", "-e", help="JSONL subscription events (- is stdin); see docs/affinity.md."),
+    config: Path | None = typer.Option(None, "--config", "-c", help="Take the settings from this config's manifold-affinity action."),
+    action: str | None = typer.Option(None, "--action", help="Which manifold-affinity action of --config: its number (1 = first) or its ControlTopic."),
+    env: list[str] | None = typer.Option(None, "--env", help="Define NAME=VALUE for ${NAME} expansion in --config (repeatable)."),
+    control_topic: str | None = typer.Option(None, "--control-topic", help="ControlTopic (without --config: required)."),
+    subscription_topic: str | None = typer.Option(None, "--subscription-topic", help="SubscriptionTopic PCRE (without --config: required)."),
+    announcements: AnnouncementsChoice | None = typer.Option(None, "--announcements", help="Announcements mode [default: default]."),
+    coverage_option: str | None = typer.Option(None, "--coverage-option", help="CoverageSubsetOption: the control-subscription option holding a coverage PCRE, e.g. udo_coverage."),
+    output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="table (human), jsonl (the event-file contract) or json (events and summary in one object)."),
+    render: bool = typer.Option(False, "--render", help="Also show each Do step's options with the event's {{VARIABLES}} substituted (needs --config)."),
+    summary: bool = typer.Option(True, "--summary/--no-summary", help="Print topics per publisher, no_handlers and reassignment counts."),
+    chart: bool = typer.Option(False, "--chart", help="Add a bar chart of topics per publisher to the summary."),
+) -> None:
+    """Replay subscribe/unsubscribe/disconnect events and print the assign, unassign and no_handlers events."""
+    from ampsctl.affinity.engine import FaucetEngine
+    from ampsctl.affinity.eventfile import read_events
+
+    settings, do_steps = _settings(config, action, env, control_topic, subscription_topic, announcements, coverage_option)
+    if render and do_steps is None:
+        raise UsageError("--render needs --config: the Do steps to render come from the config's action", code="USAGE")
+    engine = FaucetEngine(settings)
+    source = _name(events)
+    counts: Counter[str] = Counter()
+    rows = _simulate(engine, read_events(_lines(events), source), source, do_steps if render else None, counts)
+    if output_format is OutputFormat.jsonl:
+        _write_jsonl(rows)
+        if summary:
+            _print_summary(engine, counts, chart, err=True)
+    elif output_format is OutputFormat.json:
+        import orjson
+
+        document: dict[str, Any] = {"events": list(rows)}
+        if summary:
+            document["summary"] = _summary(engine, counts)
+        _stdout_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+    else:
+        _print_table(list(rows), settings.announcements.value == "all", render)
+        if summary:
+            _print_summary(engine, counts, chart, err=False)
+
+
+def _settings(config, action, env, control_topic, subscription_topic, announcements, coverage_option):  # type: ignore[no-untyped-def]
+    """The engine settings and the Do steps (None without --config), flags overriding the config."""
+    from dataclasses import replace
+
+    from ampsctl.affinity.model import AffinitySettings, Announcements
+
+    do_steps = None
+    if config is not None:
+        from ampsctl.actions.manifold import manifold_actions, pick_action
+        from ampsctl.cli.config_cmd import parse_env
+        from ampsctl.config.loader import load_config
+        from ampsctl.config.model import ConfigModel
+
+        chosen = pick_action(manifold_actions(ConfigModel(load_config(str(config), parse_env(env)))), action, str(config))
+        settings = chosen.settings
+        do_steps = chosen.do
+    else:
+        if action is not None or env:
+            raise UsageError("--action and --env need --config", code="USAGE")
+        missing = [flag for flag, value in (("--control-topic", control_topic), ("--subscription-topic", subscription_topic)) if not value]
+        if missing:
+            raise UsageError(
+                f"without --config, {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required",
+                code="USAGE",
+                hint="pass --config CFG to use a config's amps-action-on-manifold-affinity action, or give the settings as flags",
+            )
+        settings = AffinitySettings(control_topic, subscription_topic)  # type: ignore[arg-type]
+    overrides: dict[str, Any] = {}
+    if control_topic:
+        overrides["control_topic"] = control_topic
+    if subscription_topic:
+        overrides["subscription_topic"] = subscription_topic
+    if announcements is not None:
+        overrides["announcements"] = Announcements(announcements.value)
+    if coverage_option:
+        overrides["coverage_option"] = coverage_option
+    return replace(settings, **overrides), do_steps
+
+
+def _simulate(engine, events, source, do_steps, counts: Counter[str]) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """One output record per affinity event, counted by action; warnings go to stderr as they happen."""
+    from ampsctl.affinity.eventfile import event_record
+
+    for line, event in events:
+        try:
+            produced = engine.handle(event)
+        except InputError as exc:
+            raise InputError(exc.message, code=exc.code, hint=exc.hint, location=Location(source, line)) from None
+        for warning in engine.warnings:
+            print(f"ampsctl: warning: {source}:{line}: {warning}", file=sys.stderr)
+        engine.warnings.clear()
+        for affinity_event in produced:
+            counts[affinity_event.action.value] += 1
+            record = event_record(affinity_event, line)
+            if do_steps is not None:
+                record["rendered"] = [{"module": step.module, **step.render(affinity_event)} for step in do_steps]
+            yield record
+
+
+# ---------------------------------------------------------------------------- input
+
+
+def _lines(path: str) -> Iterator[bytes]:
+    if path == "-":
+        yield from sys.stdin.buffer
+        return
+    try:
+        stream: BinaryIO = open(path, "rb")  # noqa: SIM115 (closed below, after the generator ends)
+    except OSError as exc:
+        raise InputError(f"cannot read '{path}': {exc.strerror}", code="IO", hint="give an existing file, or - for stdin") from None
+    with stream:
+        yield from stream
+
+
+def _name(path: str) -> str:
+    return "<stdin>" if path == "-" else path
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _write_jsonl(rows: Iterator[dict[str, Any]]) -> None:
+    """Stream the records, in batches: an event file can hold millions of events."""
+    import orjson
+
+    batch: list[bytes] = []
+    try:
+        for row in rows:
+            batch.append(orjson.dumps(row))
+            if len(batch) >= 4096:
+                _stdout_bytes(b"\n".join(batch) + b"\n")
+                batch.clear()
+    finally:  # what was produced before an error is still written
+        if batch:
+            _stdout_bytes(b"\n".join(batch) + b"\n")
+
+
+def _stdout_bytes(data: bytes) -> None:
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # an in-process capture (tests) has no byte buffer
+        sys.stdout.write(data.decode("utf-8", "replace"))
+    else:
+        sys.stdout.flush()
+        buffer.write(data)
+        buffer.flush()
+
+
+def _print_table(rows: list[dict[str, Any]], per_subscriber: bool, render: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(soft_wrap=False, highlight=False)
+    if not rows:
+        console.print("no affinity events")
+        return
+    table = Table(box=None, header_style="bold")
+    for column in ("line", "action", "topic", "publisher", *(("subscriber",) if per_subscriber else ())):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        cells = [str(row["input_line"]), row["AMPS_AFFINITY_ACTION"], row["AMPS_TOPIC"], _who(row, "AMPS_CLIENT_NAME", "AMPS_CONNECTION_NAME")]
+        if per_subscriber:
+            cells.append(_who(row, "AMPS_SUBSCRIBER_CLIENT_NAME", "AMPS_SUBSCRIBER_CONNECTION_NAME"))
+        table.add_row(*cells)
+    console.print(table)
+    if render:  # payloads are long and multi-line: one block per event rather than a column
+        for row in rows:
+            console.print(f"\nline {row['input_line']}, {row['AMPS_AFFINITY_ACTION']} {row['AMPS_TOPIC']}:", markup=False)
+            for step in row["rendered"]:
+                console.print(f"  {step['module']}", markup=False)
+                for name, value in step.items():
+                    if name != "module":
+                        console.print(f"    {name}: " + value.replace("\n", "\n      "), markup=False)
+
+
+def _who(row: dict[str, Any], client: str, connection: str) -> str:
+    return f"{row[client]} ({row[connection]})" if client in row else "-"
+
+
+def _summary(engine, counts: Counter[str]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    assignments = engine.assignments()
+    return {
+        "events": {action: counts[action] for action in ("assign", "unassign", "no_handlers")},
+        "reassignments": engine.reassignments,
+        "interested_topics": len(assignments),
+        "unassigned_topics": sum(1 for publisher in assignments.values() if publisher is None),
+        "publishers": [
+            {"client": p.client, "connection": p.connection, "activation": p.activation, "topics": p.load}
+            for p in engine.publishers()
+        ],
+    }
+
+
+def _print_summary(engine, counts: Counter[str], chart: bool, *, err: bool) -> None:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+    from rich.table import Table
+
+    facts = _summary(engine, counts)
+    console = Console(stderr=err, soft_wrap=True)
+    events = facts["events"]
+    console.print(
+        f"summary: {events['assign']} assign, {events['unassign']} unassign, {events['no_handlers']} no_handlers; "
+        f"{_count(facts['reassignments'], 'reassignment')}; {_count(facts['interested_topics'], 'interested topic')}, "
+        f"{facts['unassigned_topics']} without a publisher",
+        highlight=False,
+    )
+    publishers = facts["publishers"]
+    if not publishers:
+        console.print("no eligible publishers", highlight=False)
+        return
+    table = Table(box=None, header_style="bold")
+    for column in ("publisher", "connection", "activation", "topics"):
+        table.add_column(column, justify="right" if column in ("activation", "topics") else "left")
+    if chart:
+        table.add_column("load")
+    most = max(p["topics"] for p in publishers) or 1
+    for p in publishers:
+        cells = [p["client"], p["connection"], str(p["activation"]), str(p["topics"])]
+        if chart:
+            cells.append("█" * round(30 * p["topics"] / most) or "·")
+        table.add_row(*cells)
+    console.print(table)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -1,0 +1,197 @@
+"""Faucet engine throughput: 1M subscription events, 1,000 publishers, 100,000 topics (issue 5).
+
+Generates a deterministic event file (bench/out/affinity.jsonl) and times, in both
+announcement modes:
+  (a) the engine alone: FaucetEngine.handle over events already parsed, GC paused;
+  (b) the CLI: `ampsctl affinity simulate --format jsonl --no-summary` on the file, stdout to
+      a file (parsing, the engine and writing every affinity event).
+  (c) the peer, measured in the same run: the same events through a bare interest tracker
+      (a dict of topic -> set of subscriptions, nothing chosen, nothing emitted), the floor
+      of any Python implementation; (a)/(c) is the engine's cost over plain bookkeeping.
+Target: 1M events in at most 2 s for (a). Nothing asserts; the exit code is 0 when it ran.
+
+    .venv/bin/python bench/affinity.py [--events N] [--publishers N] [--topics N] [--seed S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+
+from ampsctl.affinity.engine import FaucetEngine
+from ampsctl.affinity.eventfile import read_events
+from ampsctl.affinity.model import AffinitySettings, Announcements, Subscribe, Unsubscribe
+from ampsctl.gcpause import paused_gc
+
+OUT = Path(__file__).resolve().parent / "out"
+CONTROL = "faucet_control"
+PATTERN = "^/symbols/"
+TARGET_SECONDS_PER_MILLION = 2.0
+
+
+def generate(path: Path, events: int, publishers: int, topics: int, seed: int) -> dict[str, int]:
+    """Publishers enlist first, then subscribers come and go; a few publishers churn."""
+    rng = random.Random(seed)
+    names = [f"/symbols/S{i:06d}" for i in range(topics)]
+    lines: list[bytes] = []
+    counts = {"subscribe": 0, "unsubscribe": 0, "disconnect": 0}
+
+    def emit(event: dict) -> None:
+        counts[event["event"]] += 1
+        lines.append(orjson.dumps(event))
+
+    for p in range(publishers):
+        emit({"event": "subscribe", "connection": f"p{p}", "client": f"pub-{p}", "topic": CONTROL, "sub_id": "ctl"})
+    live: dict[str, list[str]] = {}  # subscriber connection -> its live sub_ids
+    order: list[str] = []  # the keys of live, for O(1) random picks
+    next_sub = 0
+    subscribers = max(publishers * 20, 1)
+
+    def pick() -> str:
+        return order[rng.randrange(len(order))]
+
+    def drop(connection: str) -> None:
+        del live[connection]
+        i = order.index(connection) if order[-1] != connection else len(order) - 1
+        order[i] = order[-1]
+        order.pop()
+
+    while len(lines) < events:
+        roll = rng.random()
+        if roll < 0.002:  # a publisher restarts: disconnect, then enlist again
+            p = rng.randrange(publishers)
+            emit({"event": "disconnect", "connection": f"p{p}"})
+            emit({"event": "subscribe", "connection": f"p{p}", "client": f"pub-{p}", "topic": CONTROL, "sub_id": "ctl"})
+        elif roll < 0.004 and order:  # a subscriber goes away with everything it had
+            connection = pick()
+            emit({"event": "disconnect", "connection": connection})
+            drop(connection)
+        elif roll < 0.40 and order:  # an unsubscribe
+            connection = pick()
+            subs = live[connection]
+            if subs:
+                emit({"event": "unsubscribe", "connection": connection, "sub_id": subs.pop(rng.randrange(len(subs)))})
+        else:
+            connection = f"s{rng.randrange(subscribers)}"
+            next_sub += 1
+            popular = rng.random() < 0.5  # half the interest piles onto a few popular topics
+            topic = names[min(int(rng.paretovariate(1.2)) - 1, topics - 1)] if popular else rng.choice(names)
+            emit({"event": "subscribe", "connection": connection, "client": f"sub-{connection}", "topic": topic, "sub_id": str(next_sub)})
+            if connection not in live:
+                live[connection] = []
+                order.append(connection)
+            live[connection].append(str(next_sub))
+    del lines[events:]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return counts
+
+
+def time_engine(events: list, mode: Announcements, repeat: int) -> tuple[float, int]:
+    """Median seconds of handle() over all events, and how many affinity events came out."""
+    runs, produced = [], 0
+    for _ in range(repeat):
+        engine = FaucetEngine(AffinitySettings(CONTROL, PATTERN, mode))
+        handle = engine.handle
+        with paused_gc():
+            start = time.perf_counter()
+            produced = sum(len(handle(event)) for event in events)
+            runs.append(time.perf_counter() - start)
+    return statistics.median(runs), produced
+
+
+def time_floor(events: list, repeat: int) -> float:
+    """Median seconds of the peer (c): interest bookkeeping only, with no publishers."""
+    runs = []
+    for _ in range(repeat):
+        interest: dict[str, set[tuple[str, str]]] = {}
+        subs: dict[tuple[str, str], str] = {}
+        by_connection: dict[str, list[str]] = {}
+        with paused_gc():
+            start = time.perf_counter()
+            for event in events:
+                kind = type(event)
+                if kind is Subscribe:
+                    key = (event.connection, event.sub_id)
+                    subs[key] = event.topic
+                    interest.setdefault(event.topic, set()).add(key)
+                    by_connection.setdefault(event.connection, []).append(event.sub_id)
+                    continue
+                keys = [(event.connection, event.sub_id)] if kind is Unsubscribe else [
+                    (event.connection, sub_id) for sub_id in by_connection.pop(event.connection, ())]
+                for key in keys:
+                    topic = subs.pop(key, None)
+                    if topic is not None:
+                        holders = interest[topic]
+                        holders.discard(key)
+                        if not holders:
+                            del interest[topic]
+            runs.append(time.perf_counter() - start)
+    return statistics.median(runs)
+
+
+def time_cli(path: Path, mode: Announcements) -> float:
+    out = OUT / f"affinity-{mode.value}.out.jsonl"
+    command = [
+        sys.executable, "-m", "ampsctl", "affinity", "simulate", "--events", str(path),
+        "--control-topic", CONTROL, "--subscription-topic", PATTERN, "--announcements", mode.value,
+        "--format", "jsonl", "--no-summary",
+    ]
+    start = time.perf_counter()
+    with out.open("wb") as stdout:
+        done = subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"ampsctl affinity simulate failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--publishers", type=int, default=1_000)
+    parser.add_argument("--topics", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=1729)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    OUT.mkdir(exist_ok=True)
+    path = OUT / "affinity.jsonl"
+    start = time.perf_counter()
+    counts = generate(path, args.events, args.publishers, args.topics, args.seed)
+    print(f"generated {args.events:,} events in {time.perf_counter() - start:.1f} s into {path.relative_to(OUT.parent.parent)}: "
+          + ", ".join(f"{n:,} {kind}" for kind, n in counts.items())
+          + f"; {args.publishers:,} publishers, {args.topics:,} topics")
+    with path.open("rb") as stream, paused_gc():
+        start = time.perf_counter()
+        events = [event for _line, event in read_events(stream, str(path))]
+        parse = time.perf_counter() - start
+    print(f"parsed the event file: {parse:.2f} s ({len(events) / parse:,.0f} events/s, not part of (a))")
+    print(f"Python {sys.version.split()[0]}; (a) is the median of {args.repeat} runs\n")
+
+    floor = time_floor(events, args.repeat)
+    header = f"{'measurement':<46} {'time':>8} {'events/s':>12} {'affinity events':>16} {'per 1M':>8} {'vs (c)':>7} {'target':>8}  result"
+    print(header)
+    print("-" * len(header))
+    for mode in Announcements:
+        seconds, produced = time_engine(events, mode, args.repeat)
+        per_million = seconds * 1_000_000 / len(events)
+        result = "ok" if per_million <= TARGET_SECONDS_PER_MILLION else "MISSED"
+        print(f"{'(a) engine, Announcements=' + mode.value:<46} {seconds:>7.2f}s {len(events) / seconds:>12,.0f} {produced:>16,} "
+              f"{per_million:>7.2f}s {seconds / floor:>6.1f}x {'<= 2 s':>8}  {result}")
+        cli = time_cli(path, mode)
+        print(f"{'(b) CLI --format jsonl, Announcements=' + mode.value:<46} {cli:>7.2f}s {len(events) / cli:>12,.0f} {'':>16} "
+              f"{cli * 1_000_000 / len(events):>7.2f}s {cli / floor:>6.1f}x")
+    print(f"{'(c) peer: bare interest bookkeeping':<46} {floor:>7.2f}s {len(events) / floor:>12,.0f} {'':>16} "
+          f"{floor * 1_000_000 / len(events):>7.2f}s {1:>6.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
