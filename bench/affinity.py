@@ -163,11 +163,18 @@ def main() -> int:
 
     OUT.mkdir(exist_ok=True)
     path = OUT / "affinity.jsonl"
-    start = time.perf_counter()
-    counts = generate(path, args.events, args.publishers, args.topics, args.seed)
-    print(f"generated {args.events:,} events in {time.perf_counter() - start:.1f} s into {path.relative_to(OUT.parent.parent)}: "
-          + ", ".join(f"{n:,} {kind}" for kind, n in counts.items())
-          + f"; {args.publishers:,} publishers, {args.topics:,} topics")
+    meta = OUT / "affinity.meta.json"
+    wanted = {"events": args.events, "publishers": args.publishers, "topics": args.topics, "seed": args.seed, "version": 1}
+    if path.exists() and meta.exists() and orjson.loads(meta.read_bytes()).get("args") == wanted:
+        counts = orjson.loads(meta.read_bytes())["counts"]  # the same deterministic file: reuse it
+        print(f"reusing {path.relative_to(OUT.parent.parent)} (same parameters): ", end="")
+    else:
+        start = time.perf_counter()
+        counts = generate(path, args.events, args.publishers, args.topics, args.seed)
+        meta.write_bytes(orjson.dumps({"args": wanted, "counts": counts}))
+        print(f"generated {path.relative_to(OUT.parent.parent)} in {time.perf_counter() - start:.1f} s: ", end="")
+    print(f"{args.events:,} events (" + ", ".join(f"{n:,} {kind}" for kind, n in counts.items())
+          + f"); {args.publishers:,} publishers, {args.topics:,} topics")
     with path.open("rb") as stream, paused_gc():
         start = time.perf_counter()
         events = [event for _line, event in read_events(stream, str(path))]
