@@ -35,6 +35,7 @@ _FIELDS = {
     "disconnect": ("connection",),
 }
 _OPTIONAL = {"subscribe": ("options", "time"), "unsubscribe": ("time",), "disconnect": ("time",)}
+_ALLOWED = {kind: frozenset({"event", *fields, *_OPTIONAL[kind]}) for kind, fields in _FIELDS.items()}
 _EXAMPLE = '{"event":"subscribe","connection":"c1","client":"pub-a","topic":"ctl","sub_id":"1"}'
 _NO_OPTIONS: Mapping[str, str | None] = MappingProxyType({})  # shared: most subscribes carry none
 # Connections, clients and topics repeat across millions of events: interning them keeps one
@@ -46,54 +47,57 @@ def read_events(lines: Iterable[bytes], path: str) -> Iterator[tuple[int, Subscr
     """``(line number, event)`` for each non-blank line; InputError at the first bad one."""
     for number, line in enumerate(lines, 1):
         if line.strip():
-            yield number, parse_event(line, Location(path, number))
+            yield number, parse_event(line, path, number)
 
 
-def parse_event(line: bytes | str, where: Location) -> SubscriptionEvent:
+def parse_event(line: bytes | str, path: str = "<event>", number: int = 0) -> SubscriptionEvent:
+    """One event; errors name ``path:number``. The checks run on every line of files with
+    millions of events, so the common case takes the shortest path."""
     try:
         data = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
-        raise _bad(f"not valid JSON: {exc}", where) from None
-    if not isinstance(data, dict):
-        raise _bad(f"expected a JSON object, got {type(data).__name__}", where)
+        raise _bad(f"not valid JSON: {exc}", path, number) from None
+    if type(data) is not dict:
+        raise _bad(f"expected a JSON object, got {type(data).__name__}", path, number)
     kind = data.get("event")
     fields = _FIELDS.get(kind) if isinstance(kind, str) else None
     if fields is None:
-        raise _bad(f"unknown event kind {kind!r}", where, hint="event is one of subscribe, unsubscribe, disconnect")
-    unknown = sorted(set(data) - {"event", *fields, *_OPTIONAL[kind]})
-    if unknown:
+        raise _bad(f"unknown event kind {kind!r}", path, number, hint="event is one of subscribe, unsubscribe, disconnect")
+    if not _ALLOWED[kind].issuperset(data):
+        unknown = sorted(set(data) - _ALLOWED[kind])[0]
         known = ", ".join((*fields, *_OPTIONAL[kind]))
-        raise _bad(f"unknown key {unknown[0]!r} in a {kind} event", where, hint=f"a {kind} event has: {known}")
-    values = [_text(data, name, kind, where) for name in fields]
-    values = [sys.intern(v) if name in _INTERNED else v for name, v in zip(fields, values, strict=True)]
+        raise _bad(f"unknown key {unknown!r} in a {kind} event", path, number, hint=f"a {kind} event has: {known}")
+    values = []
+    for name in fields:
+        value = data.get(name)
+        if type(value) is not str or not value:
+            value = _text(value, name, kind, path, number)
+        values.append(sys.intern(value) if name in _INTERNED else value)
     time = data.get("time")
     if time is not None and (isinstance(time, bool) or not isinstance(time, (int, float, str))):
-        raise _bad(f"time must be a number or a string, got {orjson.dumps(time).decode()}", where)
+        raise _bad(f"time must be a number or a string, got {orjson.dumps(time).decode()}", path, number)
     if kind == "subscribe":
-        return Subscribe(*values, options=_options(data.get("options"), where))
+        options = data.get("options")
+        return Subscribe(*values, options=_NO_OPTIONS if options is None else _options(options, path, number))
     if kind == "unsubscribe":
         return Unsubscribe(*values)
     return Disconnect(*values)
 
 
-def _text(data: dict[str, Any], name: str, kind: str, where: Location) -> str:
-    value = data.get(name)
-    if isinstance(value, str) and value:
-        return value
+def _text(value: Any, name: str, kind: str, path: str, number: int) -> str:
+    """A field that is not a non-empty string: an integer sub_id, or an error."""
     if name == "sub_id" and isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     what = "missing" if value is None else f"must be a non-empty string, got {orjson.dumps(value).decode()}"
-    raise _bad(f"{name} {what} in a {kind} event", where, hint=f"for example {_EXAMPLE}")
+    raise _bad(f"{name} {what} in a {kind} event", path, number, hint=f"for example {_EXAMPLE}")
 
 
-def _options(value: Any, where: Location) -> Mapping[str, str | None]:
-    if value is None:
-        return _NO_OPTIONS
+def _options(value: Any, path: str, number: int) -> Mapping[str, str | None]:
     if isinstance(value, str):
         try:
             return parse_options(value)
         except AmpsctlError as exc:
-            raise _bad(f"options: {exc.message}", where, hint=exc.hint) from None
+            raise _bad(f"options: {exc.message}", path, number, hint=exc.hint) from None
     if isinstance(value, dict):
         options: dict[str, str | None] = {}
         for name, option in value.items():
@@ -104,13 +108,13 @@ def _options(value: Any, where: Location) -> Mapping[str, str | None]:
             elif isinstance(option, (int, float)) and not isinstance(option, bool):
                 options[name] = orjson.dumps(option).decode()
             elif option is not False:
-                raise _bad(f"option {name!r} must be a string, a number or a boolean", where)
+                raise _bad(f"option {name!r} must be a string, a number or a boolean", path, number)
         return options
-    raise _bad("options must be an AMPS options string or a JSON object", where, hint='e.g. "options":"udo_coverage=/space/C.*"')
+    raise _bad("options must be an AMPS options string or a JSON object", path, number, hint='e.g. "options":"udo_coverage=/space/C.*"')
 
 
-def _bad(message: str, where: Location, *, hint: str | None = None) -> InputError:
-    return InputError(message, code="AFFINITY_EVENT", location=where, hint=hint)
+def _bad(message: str, path: str, number: int, *, hint: str | None = None) -> InputError:
+    return InputError(message, code="AFFINITY_EVENT", location=Location(path, number), hint=hint)
 
 
 def event_record(event: AffinityEvent, input_line: int) -> dict[str, Any]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import NamedTuple
 
 
@@ -44,25 +45,27 @@ class AffinitySettings:
     coverage_option: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Subscribe:
+# Subscription events are named tuples, not frozen dataclasses: an event file holds millions
+# and a frozen dataclass pays object.__setattr__ per field. The event kinds have different
+# lengths, so no two kinds ever compare equal.
+
+
+class Subscribe(NamedTuple):
     """A subscribe command seen by the instance; ``options`` is the parsed ``opts`` header."""
 
     connection: str
     client: str
     topic: str
     sub_id: str
-    options: Mapping[str, str | None] = field(default_factory=dict)
+    options: Mapping[str, str | None] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
-class Unsubscribe:
+class Unsubscribe(NamedTuple):
     connection: str
     sub_id: str
 
 
-@dataclass(frozen=True, slots=True)
-class Disconnect:
+class Disconnect(NamedTuple):
     connection: str
 
 

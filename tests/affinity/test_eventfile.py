@@ -10,6 +10,7 @@ from ampsctl.affinity.model import AffinityAction, AffinityEvent, Cause, Disconn
 from ampsctl.errors import InputError, Location
 
 HERE = Location("events.jsonl", 7)
+AT = (HERE.path, HERE.line)
 
 
 def test_the_three_event_kinds() -> None:
@@ -30,7 +31,7 @@ def test_options_as_a_json_object() -> None:
     event = parse_event(
         b'{"event":"subscribe","connection":"c","client":"x","topic":"t","sub_id":"s",'
         b'"options":{"udo_coverage":"/a","oof":true,"no_empties":null,"live":false,"top_n":10}}',
-        HERE,
+        *AT,
     )
     assert event.options == {"udo_coverage": "/a", "oof": None, "no_empties": None, "top_n": "10"}
 
@@ -56,7 +57,7 @@ def test_options_as_a_json_object() -> None:
 )
 def test_bad_lines_name_the_line(line: bytes, message: str) -> None:
     with pytest.raises(InputError) as caught:
-        parse_event(line, HERE)
+        parse_event(line, *AT)
     assert message in caught.value.message
     assert caught.value.location == HERE
 
