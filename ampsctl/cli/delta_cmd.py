@@ -7,7 +7,9 @@ Input and output contract (golden files in tests/cli/golden/delta/):
 * A whole-file input (``merge BASE DELTA...``, ``diff OLD NEW``) is one message; a trailing
   newline is not part of it, so a FIX file saved by an editor still parses. ``-`` is stdin.
 * A stream (``merge --stream``, ``conflate``) has one message per line; blank lines are skipped
-  and line numbers are kept for errors (``FILE:LINE: ...``).
+  and line numbers are kept for errors (``FILE:LINE: ...``). Streams are read line by line,
+  never whole; ``merge --stream`` of one large file is folded by two processes when there are
+  two CPUs (``_fold_in_two``), with exactly the output and errors of one.
 * The type comes from ``--type``, else from each input's extension or content; inputs of
   different types are a usage error. Output is in the same type, one message per line.
 * A bad message stops the command (exit 3) unless ``--keep-going``: then it is reported, the
@@ -20,10 +22,14 @@ Input and output contract (golden files in tests/cli/golden/delta/):
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass
-from typing import Any
+from itertools import chain
+from typing import Any, BinaryIO
 
 import typer
 
@@ -92,9 +98,13 @@ def merge_command(
     from ampsctl.messages.stream import fold
 
     skips = _Skips(keep_going)
-    codec, messages = _stream(inputs, type_, skips)
-    with paused_gc():
-        _emit_all(codec, fold(codec, messages, key, every=all_, on_error=skips.on_error))
+    codec, sources, opened = _open_streams(inputs, type_)
+    with opened, paused_gc():
+        split = None if all_ else _split_point(sources)
+        if split is None:
+            _emit_all(codec, fold(codec, _messages(codec, sources, skips), key, every=all_, on_error=skips.on_error))
+        else:
+            _emit_all(codec, *_fold_in_two(codec, sources[0], split, key, skips))
     skips.finish()
 
 
@@ -145,9 +155,9 @@ def conflate_command(
     from ampsctl.messages.stream import conflate
 
     skips = _Skips(keep_going)
-    codec, messages = _stream(inputs, type_, skips)
-    with paused_gc():
-        _emit_all(codec, conflate(codec, messages, key, no_empties=no_empties, on_error=skips.on_error))
+    codec, sources, opened = _open_streams(inputs, type_)
+    with opened, paused_gc():
+        _emit_all(codec, conflate(codec, _messages(codec, sources, skips), key, no_empties=no_empties, on_error=skips.on_error))
     skips.finish()
 
 
@@ -169,41 +179,81 @@ def _whole_files(paths: list[str], type_: str | None) -> tuple[Any, list[Any]]:
     return codec, docs
 
 
-def _stream(paths: list[str], type_: str | None, skips: _Skips) -> tuple[Any, Iterator[tuple[tuple[str, int], Any]]]:
-    """A codec and the parsed messages of every line of every input, tagged (file name, line).
+@dataclass(slots=True)
+class _Source:
+    """One opened stream input: the lines read ahead to tell its type, then the rest."""
 
-    The tag is a plain tuple, made into a Location only for an error: a stream can have
-    millions of lines.
+    path: str
+    head: list[bytes]
+    stream: BinaryIO
+
+    @property
+    def name(self) -> str:
+        return _name(self.path)
+
+    def lines(self) -> Iterator[bytes]:
+        return chain(self.head, self.stream)
+
+
+def _open_streams(paths: list[str], type_: str | None) -> tuple[Any, list[_Source], ExitStack]:
+    """A codec and every input opened for reading line by line, with the stack that closes them.
+
+    Inputs are read while they are folded, never whole (a stream can be larger than memory);
+    only each input's first non-blank line is read ahead, as the type may need the content.
+    Every input is opened first, so a missing file is reported before any message is read.
     """
     if sum(path == "-" for path in paths) > 1:
         raise UsageError("stdin (-) can be read only once", hint="give the other streams as files")
-    contents = [_read(path) for path in paths]  # read first: the type may need the content
-    firsts = [next((line for line in raw.splitlines() if line.strip()), b"") for raw in contents]
-    codec = _codec_for(paths, firsts, type_)
+    opened = ExitStack()
+    try:
+        sources = []
+        for path in paths:
+            stream = sys.stdin.buffer if path == "-" else opened.enter_context(_open(path))
+            sources.append(_Source(path, _head(stream), stream))
+        firsts = [next((line for line in b"".join(source.head).splitlines() if line.strip()), b"") for source in sources]
+        return _codec_for(paths, firsts, type_), sources, opened
+    except BaseException:
+        opened.close()
+        raise
 
-    def messages() -> Iterator[tuple[tuple[str, int], Any]]:
-        parse = codec.parse
-        seen = 0
-        try:
-            for path, raw in zip(paths, contents, strict=True):
-                name = _name(path)
-                for number, line in enumerate(raw.split(b"\n"), 1):
-                    if line.endswith(b"\r"):
-                        line = line.rstrip(b"\r")
-                    if not line or line.isspace():
-                        continue
-                    seen += 1
-                    try:
-                        doc = parse(line)
-                    except AmpsctlError as exc:
-                        skips.seen = seen
-                        skips.handle(_at(exc, Location(name, number)))
-                        continue
-                    yield (name, number), doc
-        finally:
-            skips.seen = seen
 
-    return codec, messages()
+def _head(stream: BinaryIO) -> list[bytes]:
+    """The lines of ``stream`` up to its first non-blank one (all of them if there is none)."""
+    head = []
+    for line in stream:
+        head.append(line)
+        if line.strip():
+            break
+    return head
+
+
+def _messages(codec: Any, sources: list[_Source], skips: _Skips) -> Iterator[tuple[tuple[str, int], Any]]:
+    """The parsed messages of every line of every input, tagged (file name, line)."""
+    return chain.from_iterable(_parsed(codec, source.name, enumerate(source.lines(), 1), skips) for source in sources)
+
+
+def _parsed(codec: Any, name: str, lines: Iterable[tuple[int, bytes]], skips: _Skips) -> Iterator[tuple[tuple[str, int], Any]]:
+    """The messages of numbered lines, tagged (name, number); counted in ``skips.seen``.
+
+    Blank lines are skipped; a bad message goes to ``skips``. The tag is a plain tuple, made
+    into a Location only for an error: a stream can have millions of lines.
+    """
+    parse = codec.parse
+    seen = 0
+    try:
+        for number, line in lines:
+            line = line.rstrip(b"\r\n")  # lines end at \n; a \r before it is not content
+            if not line or line.isspace():
+                continue
+            seen += 1
+            try:
+                doc = parse(line)
+            except AmpsctlError as exc:
+                skips.handle(_at(exc, Location(name, number)))
+                continue
+            yield (name, number), doc
+    finally:
+        skips.seen += seen
 
 
 def _codec_for(paths: list[str], samples: list[bytes], type_: str | None) -> Any:
@@ -221,11 +271,174 @@ def _codec_for(paths: list[str], samples: list[bytes], type_: str | None) -> Any
 def _read(path: str) -> bytes:
     if path == "-":
         return sys.stdin.buffer.read()
+    with _open(path) as stream:
+        return stream.read()
+
+
+def _open(path: str) -> BinaryIO:
     try:
-        with open(path, "rb") as stream:
-            return stream.read()
+        return open(path, "rb")
     except OSError as exc:
         raise InputError(f"cannot read '{path}': {exc.strerror}", code="IO", hint="give an existing file, or - for stdin") from None
+
+
+# ------------------------------------------------------------- merge --stream on two CPUs
+
+# Below this a second process costs more than it saves (fork, sending its records back).
+_PARALLEL_MIN_BYTES = 32 << 20
+# The share of the input folded here: the worker also serializes and sends its records
+# before this process can go on, so it gets a little less.
+_FIRST_PART = 0.55
+
+
+def _split_point(sources: list[_Source]) -> int | None:
+    """Where a second process can start folding a ``merge --stream`` input, or None.
+
+    Only one large regular file is split, at the first line start after ``_FIRST_PART`` of
+    it, and only when a second CPU and ``fork`` are there.
+    """
+    if len(sources) != 1 or sources[0].path == "-":
+        return None
+    descriptor = sources[0].stream.fileno()
+    info = os.fstat(descriptor)
+    if not stat.S_ISREG(info.st_mode) or info.st_size < _PARALLEL_MIN_BYTES:
+        return None
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    import multiprocessing  # here, not at the top: only a large stream merge needs it
+
+    if cpus < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    offset = int(info.st_size * _FIRST_PART)
+    while chunk := os.pread(descriptor, 1 << 16, offset):  # pread: the stream's own position stays put
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            split = offset + newline + 1
+            return split if sum(map(len, sources[0].head)) < split < info.st_size else None
+        offset += len(chunk)
+    return None
+
+
+def _fold_in_two(codec: Any, source: _Source, split: int, key_paths: list[str], skips: _Skips) -> tuple[Iterable[Any], list[Any]]:
+    """``fold`` of one input by two processes: (the records to serialize, then serialized ones).
+
+    This process folds the lines before ``split`` while a forked worker folds the rest
+    (``_fold_worker``). Merging is not associative (a scalar then an object replaces; an object
+    then an object merges), so the worker's records are used only for keys it alone has; the
+    few messages of the keys both parts have are folded here, in line order, into this part's
+    records, as ``fold`` would. If the worker met a bad message it gives up and its part is
+    read here too, so errors, --keep-going and line numbers are exactly those of ``fold``.
+    """
+    import multiprocessing
+
+    from ampsctl.messages.stream import fold_into
+
+    context = multiprocessing.get_context("fork")
+    here, there = context.Pipe()
+    info = os.fstat(source.stream.fileno())
+    sys.stdout.flush()  # the worker must not inherit pending output (it flushes when it exits)
+    sys.stderr.flush()
+    worker = context.Process(target=_fold_worker, args=(there, codec, source.path, (info.st_dev, info.st_ino), split, key_paths), daemon=True)
+    with suppress(OSError):  # no second process after all (out of processes or memory): all is read here
+        worker.start()
+    there.close()  # this process's copy: recv() then ends (EOFError) if the worker dies or never started
+    try:
+        state: dict[Any, Any] = {}
+        numbered = enumerate(source.lines(), 1)
+        fold_into(state, codec, _parsed(codec, source.name, _until(numbered, split), skips), key_paths, on_error=skips.on_error)
+        try:
+            result = here.recv()
+            if result is not None:
+                seen, identities, ends = result
+                serialized = here.recv_bytes()  # not pickled: it is large
+                shared = [index for index, identity in enumerate(identities) if identity in state]
+                here.send(shared)
+                lines = here.recv()  # the worker's line numbers (from 1 at split) of the shared keys' messages
+        except (EOFError, OSError):  # no worker, or it died
+            result = None
+        if result is None:
+            fold_into(state, codec, _parsed(codec, source.name, numbered, skips), key_paths, on_error=skips.on_error)
+            return state.values(), []
+        if shared:
+            counted = skips.seen  # the worker counted these messages already
+            fold_into(state, codec, _parsed(codec, source.name, _picked(numbered, lines), skips), key_paths, on_error=skips.on_error)
+            skips.seen = counted
+        skips.seen += seen
+        return state.values(), _without(serialized, ends, shared)
+    except BaseException:
+        if worker.is_alive():
+            worker.terminate()  # before closing the pipe: a worker still sending must not report a broken pipe
+            worker.join()
+        raise
+    finally:
+        # Otherwise the worker has sent its last message and is ending: not waiting for it here
+        # lets it give back its memory while this process writes (it is reaped at exit).
+        here.close()
+
+
+def _fold_worker(conn: Any, codec: Any, path: str, file_id: tuple[int, int], start: int, key_paths: list[str]) -> None:
+    """The forked half of ``_fold_in_two``: fold the lines from byte ``start`` on.
+
+    Sends (messages read, record identities in first-seen order, where each record ends in the
+    bytes sent next: the records serialized one per line); then, for the records the parent
+    names (by index), the line numbers of their messages. Sends None instead at the first bad
+    message or any failure.
+    """
+    from ampsctl.messages.stream import fold_into
+
+    try:
+        tags: dict[Any, list[tuple[str, int]]] = {}
+        skips = _Skips(keep_going=False)  # the first bad message raises
+        with open(path, "rb") as stream:
+            if (os.fstat(stream.fileno()).st_dev, os.fstat(stream.fileno()).st_ino) != file_id:
+                raise OSError("the file was replaced")
+            stream.seek(start)
+            state = fold_into({}, codec, _parsed(codec, path, enumerate(stream, 1), skips), key_paths, tags=tags)
+        serialized, ends = bytearray(), []
+        for record in state.values():
+            serialized += codec.serialize(record)  # copied at once (see _emit_all)
+            serialized += b"\n"
+            ends.append(len(serialized))
+        identities = list(state)
+        conn.send((skips.seen, identities, ends))
+        conn.send_bytes(serialized)
+    except BaseException:  # noqa: BLE001 - any failure: the parent reads this part itself
+        with suppress(BaseException):
+            conn.send(None)
+        return
+    with suppress(BaseException):  # the parent is gone or has stopped us
+        conn.send({number for index in conn.recv() for _, number in tags[identities[index]]})
+
+
+def _until(numbered: Iterator[tuple[int, bytes]], end: int) -> Iterator[tuple[int, bytes]]:
+    """The numbered lines that start before byte offset ``end`` (a line start); the rest stay in ``numbered``."""
+    offset = 0
+    for pair in numbered:
+        yield pair
+        offset += len(pair[1])
+        if offset >= end:
+            return
+
+
+def _picked(numbered: Iterator[tuple[int, bytes]], wanted: set[int]) -> Iterator[tuple[int, bytes]]:
+    """The lines of ``numbered`` whose position in it (from 1) is in ``wanted``."""
+    last = max(wanted, default=0)
+    for position, pair in enumerate(numbered, 1):
+        if position > last:
+            return
+        if position in wanted:
+            yield pair
+
+
+def _without(serialized: bytes, ends: list[int], dropped: list[int]) -> list[Any]:
+    """The records in ``serialized`` (record i ends at ``ends[i]``) except the ``dropped`` ones (ascending)."""
+    view = memoryview(serialized)
+    pieces = []
+    kept_from = 0
+    for index in dropped:
+        pieces.append(view[kept_from : ends[index - 1] if index else 0])
+        kept_from = ends[index]
+    pieces.append(view[kept_from:])
+    return pieces
 
 
 # --------------------------------------------------------------------------------- output
@@ -241,28 +454,34 @@ def _emit(codec: Any, doc: Any) -> None:
         buffer.write(data)
 
 
-def _emit_all(codec: Any, docs: Iterator[Any]) -> None:
-    """``_emit`` for every document, written in batches: a stream can yield millions."""
+def _emit_all(codec: Any, docs: Iterable[Any], serialized: Iterable[Any] = ()) -> None:
+    """``_emit`` for every document, written in batches (a stream can yield millions), then
+    the ``serialized`` chunks (bytes-like, whole lines) as they are."""
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is None:
         for doc in docs:
             _emit(codec, doc)
+        for chunk in serialized:
+            sys.stdout.write(bytes(chunk).decode("utf-8", "replace"))
         return
     sys.stdout.flush()
     serialize = codec.serialize
-    batch: list[bytes] = []
+    # Copied into one bytearray at once: holding thousands of serializer results alive made
+    # orjson's allocations several times slower (they start at 1 KiB and shrink in place).
+    batch = bytearray()
     try:
         for doc in docs:
-            batch.append(serialize(doc))
-            if len(batch) >= 4096:
-                batch.append(b"")
-                buffer.write(b"\n".join(batch))
+            batch += serialize(doc)
+            batch += b"\n"
+            if len(batch) >= 1 << 20:
+                buffer.write(batch)
                 batch.clear()
     finally:  # what was produced before an error is still written, as _emit would have
-        if batch:
-            batch.append(b"")
-            buffer.write(b"\n".join(batch))
+        buffer.write(batch)
         buffer.flush()
+    for chunk in serialized:
+        buffer.write(chunk)
+    buffer.flush()
 
 
 def _name(path: str) -> str:

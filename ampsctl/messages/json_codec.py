@@ -74,10 +74,11 @@ class JsonCodec:
 
     def merge(self, base: Any, delta: Any) -> dict[str, Any]:
         """Delta publish: ``base`` updated by ``delta``; ``base`` None is an insert (V6)."""
-        _need_object(delta, "delta")
-        if base is None:
-            return delta
-        _need_object(base, "stored message")
+        if type(base) is not dict or type(delta) is not dict:  # checked inline: called per stream message
+            _need_object(delta, "delta")
+            if base is None:
+                return delta
+            _need_object(base, "stored message")
         try:
             return _merge(base, delta)
         except RecursionError:
