@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench bench-filter bench-delta bench-affinity jq docs clean
+.PHONY: demo test bench bench-filter bench-delta bench-affinity bench-journal jq docs clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "ampsctl needs Python 3.11+")'
@@ -34,6 +34,7 @@ bench: $(STAMP) jq
 	$(PY) bench/filter.py
 	$(PY) bench/delta.py
 	$(PY) bench/affinity.py
+	$(PY) bench/journal.py
 
 # jq is the peer of bench/delta.py (Debian package jq), installed like xmllint above.
 jq:
@@ -57,6 +58,10 @@ bench-filter: $(STAMP)
 # The faucet engine alone: 1M subscription events (no peer tool to install).
 bench-affinity: $(STAMP)
 	$(PY) bench/affinity.py
+
+# The journal alone: 1M group-commit appends and scans against orjson JSON Lines (no tool to install).
+bench-journal: $(STAMP)
+	$(PY) bench/journal.py
 
 docs: $(STAMP)
 	$(PY) -m ampsctl.cli.docgen

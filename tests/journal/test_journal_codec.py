@@ -1,0 +1,186 @@
+"""The byte format: round trips, the checksum residue, and every kind of damage a record can take."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from journal_strategies import records
+
+from ampsctl.errors import InputError
+from ampsctl.journal import codec
+from ampsctl.journal.codec import (
+    HEADER_SIZE, MIN_RECORD, RESIDUE, Decoder, Encoder, HeaderDefect, RecordDefect, decode_header, decode_record,
+    encode_header, encode_record, record_defect,
+)
+from ampsctl.journal.record import Command, JournalRecord, sow_delete_payload
+from ampsctl.journal.views import view_records
+
+@given(records)
+def test_record_round_trip(record: JournalRecord) -> None:
+    data = encode_record(record)
+    assert len(data) >= MIN_RECORD
+    assert decode_record(data) == record
+    assert zlib.crc32(data, RESIDUE) == RESIDUE  # the residue property the batch check relies on
+
+
+@given(st.lists(records, max_size=40))
+@settings(max_examples=50)
+def test_runs_of_records_decode_in_order(batch: list[JournalRecord]) -> None:
+    encoder = Encoder()
+    data = b"".join(encoder.encode_record(r) for r in batch)
+    out: list[JournalRecord] = []
+    assert Decoder().decode_records(data, 0, len(data), out) == len(data)
+    assert out == batch
+    views: list = []
+    assert view_records(data, 0, len(data), views) == len(data)
+    assert [(v.sequence, v.timestamp, v.command, v.topic) for v in views] == [(r.sequence, r.timestamp, r.command, r.topic) for r in batch]
+    assert [v.record() for v in views] == batch
+
+
+def test_none_and_empty_strings_stay_distinct() -> None:
+    base = JournalRecord(1, 2, Command.PUBLISH, "t", "json", b"{}")
+    empty = base._replace(sow_key="", correlation_id="", client_name="", expiration=0, publisher_sequence=0)
+    assert decode_record(encode_record(base)) == base
+    assert decode_record(encode_record(empty)) == empty
+    assert encode_record(base) != encode_record(empty)
+
+
+def test_header_round_trip_and_defects() -> None:
+    header = encode_header(7, 1234)
+    assert len(header) == HEADER_SIZE
+    assert decode_header(header) == (7, 1234, 1)
+    cases = {
+        "magic": b"hello, world: this is a text file and not a segment\n",
+        "short": header[:20],
+        "zero": bytes(HEADER_SIZE),
+        "version": header[:8] + struct.pack("<H", 2) + header[10:],
+        "checksum": header[:20] + bytes([header[20] ^ 1]) + header[21:],
+    }
+    for kind, data in cases.items():
+        with pytest.raises(HeaderDefect) as info:
+            decode_header(data)
+        assert info.value.kind == kind, (kind, info.value.reason)
+    with pytest.raises(HeaderDefect, match="looks like text"):
+        decode_header(cases["magic"])
+    with pytest.raises(HeaderDefect, match="unsupported journal format version 2"):
+        decode_header(cases["version"])
+
+
+def _three() -> tuple[bytes, list[int]]:
+    encoder = Encoder()
+    parts = [encoder.encode(n, 1000 + n, Command.PUBLISH, "orders", "json", b'{"id":%d}' % n, str(n), None, None, "c", n)
+             for n in (1, 2, 3)]
+    offsets = [0, len(parts[0]), len(parts[0]) + len(parts[1])]
+    return b"".join(parts), offsets
+
+
+def test_every_flipped_byte_is_caught_and_located() -> None:
+    """A flipped byte anywhere in the middle record: the first record comes out, then the
+    defect names the middle record's offset (never a wrong record, never a skip)."""
+    data, offsets = _three()
+    for position in range(offsets[1], offsets[2]):
+        damaged = bytearray(data)
+        damaged[position] ^= 0x01
+        out: list[JournalRecord] = []
+        try:
+            stop = Decoder().decode_records(bytes(damaged), 0, len(damaged), out)
+        except RecordDefect as defect:
+            assert defect.offset == offsets[1], position
+            assert [r.sequence for r in out] == [1]
+            continue
+        # A flipped bit in the length field can make the record look longer than the data.
+        assert stop == offsets[1] and [r.sequence for r in out] == [1], position
+        defect = record_defect(bytes(damaged), stop, len(damaged))
+        assert defect is not None
+
+
+def test_batches_larger_than_one_check_still_name_the_first_bad_record() -> None:
+    encoder = Encoder()
+    parts = [encoder.encode(n, n, Command.PUBLISH, "t", "json", b"x" * 200, None, None, None, None, None) for n in range(1, 200)]
+    data = bytearray(b"".join(parts))
+    bad = sum(len(p) for p in parts[:150])
+    data[bad + 60] ^= 0xFF
+    for decode in (Decoder().decode_records, view_records):
+        out: list = []
+        with pytest.raises(RecordDefect) as info:
+            decode(bytes(data), 0, len(data), out)
+        assert info.value.offset == bad and "checksum" in info.value.reason
+        assert len(out) == 150
+
+
+def test_incomplete_records_stop_the_decoder() -> None:
+    data, offsets = _three()
+    for cut in range(offsets[2] + 1, len(data)):
+        out: list[JournalRecord] = []
+        assert Decoder().decode_records(data[:cut], 0, cut, out) == offsets[2]
+        assert len(out) == 2
+        defect = record_defect(data[:cut], offsets[2], cut)
+        assert defect is not None and defect.incomplete
+
+
+def test_impossible_length_is_damage_not_incomplete() -> None:
+    data, offsets = _three()
+    damaged = bytearray(data)
+    damaged[offsets[1]:offsets[1] + 4] = struct.pack("<I", 10)
+    with pytest.raises(RecordDefect, match="impossible record length 10"):
+        Decoder().decode_records(bytes(damaged), 0, len(damaged), [])
+
+
+def test_unknown_command_and_flags_with_a_valid_checksum() -> None:
+    """A record the writer could never have produced (a newer writer, a bug) is refused."""
+    record = bytearray(encode_record(JournalRecord(1, 2, Command.PUBLISH, "t", "json", b"{}")))
+    for offset, value, reason in ((20, 9, "unknown command byte 9"), (21, 0x80, "unknown flag bits 0x80")):
+        forged = bytearray(record)
+        forged[offset] = value
+        forged[-4:] = struct.pack("<I", zlib.crc32(bytes(forged[:-4]), RESIDUE))
+        with pytest.raises(RecordDefect, match=reason):
+            decode_record(bytes(forged))
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"topic": "x" * 70000}, "topic is 70000 bytes"),
+    ({"expiration": -1}, "expiration -1"),
+    ({"publisher_sequence": 1 << 64}, "publisher sequence"),
+    ({"timestamp": 1 << 63}, "timestamp"),
+    ({"sequence": -1}, "sequence -1"),
+    ({"command": 9}, "command 9"),
+    ({"payload": "text"}, "payload must be bytes"),
+    ({"topic": "\ud800"}, "not valid Unicode"),
+])
+def test_values_the_format_cannot_hold(change: dict, message: str) -> None:
+    record = JournalRecord(1, 2, Command.PUBLISH, "t", "json", b"{}")._replace(**change)
+    with pytest.raises(InputError, match=message):
+        encode_record(record)
+
+
+def test_sow_delete_payloads() -> None:
+    assert sow_delete_payload(filter="/a = 1") == b'{"filter":"/a = 1"}'
+    assert sow_delete_payload(keys=["1", "2"]) == b'{"keys":["1","2"]}'
+    assert sow_delete_payload(data='{"id":1}') == b'{"data":"{\\"id\\":1}"}'
+    with pytest.raises(ValueError):
+        sow_delete_payload(filter="x", keys=["1"])
+
+
+def test_the_documented_layout() -> None:
+    """docs/formats.md pins these sizes and this example; a change here is a new format version."""
+    assert (codec.HEADER_SIZE, codec.HEAD_SIZE, codec.MIN_RECORD) == (36, 52, 56)
+    data = encode_record(JournalRecord(1, 0, Command.PUBLISH, "t", "json", b"{}"))
+    assert data.hex() == (
+        "3f000000" "0100000000000000" "0000000000000000" "01" "00" "0100" "0400" "0000" "0000" "0000"
+        "0000000000000000" "0000000000000000" "02000000" "74" "6a736f6e" "7b7d" + data[-4:].hex()
+    )
+    assert struct.unpack("<I", data[-4:])[0] == zlib.crc32(data[:-4], RESIDUE)
+
+
+def test_the_example_in_formats_md() -> None:
+    """docs/formats.md shows these exact bytes; keep the two in step."""
+    record = JournalRecord(1, 1_767_225_600_000_000, Command.PUBLISH, "orders", "json", b'{"id":1}', "1", None, None, "pub-1", None)
+    data = encode_record(record)
+    assert len(data) == 80
+    assert data.hex(" ").endswith("7b 22 69 64 22 3a 31 7d ee 4e f8 58")
+    assert encode_header(1, 1).hex(" ") == "89 41 4a 4c 0d 0a 1a 0a 01 00 24 00 00 00 00 00 01 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 d7 08 57 43"
+    assert zlib.crc32(b"123456789") == 0xCBF43926
