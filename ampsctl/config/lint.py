@@ -7,16 +7,20 @@ so one broken file does not hide the findings of the others.
 Files are independent, so many files are spread over worker processes (forked after the
 rules and the XSD are loaded, so a worker starts warm). A ``FileReport`` carries plain
 data only (findings and the source lines they point at), so it crosses processes.
+
+Everything a run decides once (the selected rules, the codes suppressions may name) is in a
+``_Plan``, so the per-file work is loading the file, the rules and the XSD check.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import traceback
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from lxml import etree
 
@@ -29,6 +33,10 @@ from ampsctl.config.registry import Rule, all_rules
 from ampsctl.config.suppress import find_suppressions, is_suppressed
 from ampsctl.errors import InputError, Location, UsageError
 from ampsctl.gcpause import paused_gc
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.sharedctypes import Synchronized
 
 
 @dataclass(frozen=True)
@@ -92,19 +100,29 @@ def _wanted(rule: Rule, options: LintOptions) -> bool:
     return not options.select or _matches(rule.code, options.select)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What every file of one run needs, worked out once instead of per file."""
+
+    checks: tuple[Rule, ...]  # the selected rules that have a check, in code order
+    selected: dict[str, Rule]  # code -> rule, every selected rule
+    known: frozenset[str]  # every registered code (suppressions may name any of them)
+
+    @classmethod
+    def of(cls, options: LintOptions) -> _Plan:
+        rules = selected_rules(options)
+        return cls(tuple(r for r in rules if r.check is not None), {r.code: r for r in rules}, frozenset(r.code for r in all_rules()))
+
+
 def lint_paths(paths: Sequence[str], options: LintOptions | None = None) -> LintReport:
     options = options or LintOptions()
-    selected_rules(options)  # usage errors surface here, before any worker starts
+    plan = _Plan.of(options)  # usage errors surface here, before any worker starts
     jobs = min(options.jobs or os.cpu_count() or 1, len(paths))
     with paused_gc():
         if jobs > 1 and len(paths) >= PARALLEL_FROM:
-            schema.validate(etree.Element("AMPSConfig"))  # load the XSD once, before forking
-            context = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(jobs, mp_context=context) as pool:
-                chunk = max(1, len(paths) // (jobs * 4))
-                reports = list(pool.map(_lint_one, paths, [options] * len(paths), chunksize=chunk))
+            reports = _lint_in_workers(list(paths), plan, options, jobs)
         else:
-            reports = [_lint_one(path, options) for path in paths]
+            reports = [lint_file(path, plan, options) for path in paths]
     baselined = 0
     if options.baseline is not None:
         for report in reports:
@@ -113,24 +131,83 @@ def lint_paths(paths: Sequence[str], options: LintOptions | None = None) -> Lint
     return LintReport(reports, baselined)
 
 
-def _lint_one(path: str, options: LintOptions) -> FileReport:
-    return lint_file(path, selected_rules(options), options)
+def _lint_in_workers(paths: list[str], plan: _Plan, options: LintOptions, jobs: int) -> list[FileReport]:
+    """Lint in ``jobs`` forked workers; the reports come back in the order of ``paths``.
+
+    The workers are forked after the rules and the XSD are loaded, so they start warm and
+    inherit the plan and the options. Each takes the next file from a shared counter, the
+    largest files first (no worker is left with a big one at the end while the others idle),
+    and sends all its reports back in one message when the files run out.
+    """
+    schema.validate(etree.Element("AMPSConfig"))  # load the XSD once, before forking
+    order = sorted(range(len(paths)), key=lambda i: -_size(paths[i]))
+    context = multiprocessing.get_context("fork")
+    taken = context.Value("l", 0)  # how many files of `order` the workers have taken
+    workers = []
+    for _ in range(jobs):
+        reader, writer = context.Pipe(duplex=False)
+        worker = context.Process(target=_worker, args=(paths, order, taken, plan, options, writer), daemon=True)
+        worker.start()
+        writer.close()
+        workers.append((worker, reader))
+    reports: list[FileReport | None] = [None] * len(paths)
+    try:
+        for _, reader in workers:
+            try:
+                status, found = reader.recv()
+            except EOFError:
+                status, found = "error", "the worker ended without a result"
+            if status != "ok":
+                raise RuntimeError(f"a lint worker failed: {found}")
+            for index, report in found:
+                reports[index] = report
+    except BaseException:
+        for worker, _ in workers:
+            worker.terminate()  # a failure or an interrupt: what the others would find is of no use
+        raise
+    finally:
+        for worker, reader in workers:
+            reader.close()
+            worker.join()
+    return reports  # type: ignore[return-value]
 
 
-def lint_file(path: str, rules: list[Rule], options: LintOptions) -> FileReport:
+def _worker(paths: list[str], order: list[int], taken: Synchronized, plan: _Plan, options: LintOptions, writer: Connection) -> None:
+    """One worker process: lint the next file until there is none left, then report them all."""
+    try:
+        done = []
+        while True:
+            with taken.get_lock():
+                position = taken.value
+                taken.value = position + 1
+            if position >= len(order):
+                break
+            index = order[position]
+            done.append((index, lint_file(paths[index], plan, options)))
+        writer.send(("ok", done))
+    except BaseException:  # the parent raises it
+        writer.send(("error", traceback.format_exc()))
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0  # reported when the worker reads it
+
+
+def lint_file(path: str, plan: _Plan, options: LintOptions) -> FileReport:
     try:
         config = load_config(path, options.env, max_file_bytes=options.max_file_bytes)
     except InputError as exc:
         where = exc.location or Location(path)
         return FileReport(path, [Finding(exc.code, Severity.ERROR, exc.message, where, exc.hint, fatal=True)])
-    selected = {r.code: r for r in rules}
+    selected = plan.selected
     located: list[tuple[Finding, etree._Element | None]] = [(f, None) for f in config.findings]
     flagged: set[etree._Element] = set()
     model = ConfigModel(config)
-    for rule in rules:
-        if rule.check is None:
-            continue
-        for issue in rule.check(model):
+    for rule in plan.checks:
+        for issue in rule.check(model):  # type: ignore[misc]
             where = config.locate_text(issue.node) if issue.at_text else config.locate(issue.node)
             severity = issue.severity or rule.severity
             located.append((Finding(rule.code, severity, issue.message, where, issue.hint), issue.node))
@@ -144,7 +221,7 @@ def lint_file(path: str, rules: list[Rule], options: LintOptions) -> FileReport:
             continue
         where = config.locate_text(problem.node) if problem.at_text else config.locate(problem.node)
         located.append((Finding(problem.code, rule.severity, problem.message, where, problem.hint), problem.node))
-    suppressions, problems = find_suppressions(config, {r.code for r in all_rules()})
+    suppressions, problems = find_suppressions(config, plan.known)
     located.extend((p, None) for p in problems)
     kept: list[Finding] = []
     suppressed = 0

@@ -101,6 +101,14 @@ class LoadedConfig:
         text = node.text or ""
         return source.text.location(mark.content_start + len(text) - len(text.lstrip()))
 
+    def mentions(self, text: str) -> bool:
+        """Does ``text`` occur in the expanded text of any file of the config?
+
+        A quick way to rule things out: what the tree holds (tags, comments, values outside
+        character references) is in some file's text.
+        """
+        return any(text in source.parse_text for source in self._sources)
+
     def source_line(self, location: Location) -> str:
         """The original text of the line a location points at (for snippets)."""
         for source in self._sources:
@@ -160,7 +168,7 @@ def load_config(
     variables.setdefault("AMPS_VERSION", ASSUMED_AMPS_VERSION)
 
     text = _read(display, max_file_bytes, None)
-    if not text.strip():
+    if not text or text.isspace():  # not text.strip(), which would copy the whole file
         raise InputError("the file is empty", code="GEN-001", hint="an AMPS config needs at least <AMPSConfig><Name>...</Name></AMPSConfig>", location=Location(display, 1, 1))
     source = _parse(SourceText.expand(display, text, variables), fragment=False)
     root = source.tops[[n.tag for n in source.tops].index(_root_tag(source))]
@@ -203,7 +211,11 @@ def _read(path: str, max_file_bytes: int, where: Location | None, shown: str | N
         with os.fdopen(fd, "rb") as handle:
             if hasattr(os, "set_blocking"):
                 os.set_blocking(fd, True)
-            data = handle.read(max_file_bytes + 1)
+            # Ask for the size we expect (a buffer of max_file_bytes per read is costly); read on
+            # up to the limit only if there is more (a FIFO reports no size, a file may grow).
+            data = handle.read(size + 1)
+            if len(data) > size:
+                data += handle.read(max_file_bytes + 1 - len(data))
     except FileNotFoundError:
         hint = "check the path" if name == path else f"check the path (it resolves to '{path}')"
         raise fail(f"no such file: '{name}'", hint) from None
@@ -216,7 +228,8 @@ def _read(path: str, max_file_bytes: int, where: Location | None, shown: str | N
 
 def _parse(text: SourceText, *, fragment: bool) -> _Source:
     parse_text = blank_declaration(text.expanded)
-    entity_at = entity_declaration(parse_text)
+    doctype = "<!DOCTYPE" in parse_text  # one search: the checks below concern only a DOCTYPE
+    entity_at = entity_declaration(parse_text) if doctype else None
     if entity_at is not None:
         raise InputError(
             "the DOCTYPE declares XML entities, which ampsctl never expands",
@@ -224,7 +237,7 @@ def _parse(text: SourceText, *, fragment: bool) -> _Source:
             hint="entities can read arbitrary files (XXE) or explode in size; use <Include>file.xml</Include> instead",
             location=text.location(entity_at),
         )
-    external_at = _external_dtd(parse_text)
+    external_at = _external_dtd(parse_text) if doctype else None
     if external_at is not None:
         raise InputError(
             "the DOCTYPE names an external DTD, which ampsctl never loads",
@@ -248,7 +261,8 @@ def _parse(text: SourceText, *, fragment: bool) -> _Source:
             hint="fix the XML syntax at this position (an editor with XML support can show the unbalanced tag)",
             location=text.location(max(0, min(offset, len(parse_text)))),
         ) from None
-    _refuse_entity_references(top, text, document, len(prefix))
+    if doctype:
+        _refuse_entity_references(top, text, document, len(prefix))
     if fragment:
         return _Source(text, parse_text, list(top), None)
     preceding = list(top.itersiblings(preceding=True))[::-1]
@@ -268,7 +282,10 @@ def _external_dtd(text: str) -> int | None:
 
 def _refuse_entity_references(top: etree._Element, text: SourceText, document: str, shift: int) -> None:
     """An undeclared ``&name;`` survives parsing when the DOCTYPE holds a parameter-entity
-    reference; the schema validator cannot handle such a node, so it is reported here."""
+    reference; the schema validator cannot handle such a node, so it is reported here. Without
+    a DOCTYPE an undeclared entity does not parse at all, so only a document with one is walked."""
+    if "&" not in document:
+        return
     entity = next(top.iter(etree.Entity), None)
     if entity is None:
         return
@@ -346,6 +363,8 @@ class _IncludeExpander:
 
     def expand(self, source: _Source, stack: list[str]) -> None:
         self._report_undefined(source.text)
+        if "<Include" not in source.parse_text:
+            return  # most files include nothing: no need to walk the tree for <Include>
         includes = [n for top in source.tops if isinstance(top.tag, str) for n in top.iter("Include")]
         if not includes:
             return

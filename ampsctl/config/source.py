@@ -52,7 +52,9 @@ class SourceText:
 
     @classmethod
     def expand(cls, path: str, text: str, env: Mapping[str, str]) -> SourceText:
-        comments = [(m.start(), m.end()) for m in _COMMENT.finditer(text)] if "${" in text else []
+        if "$" not in text or "${" not in text:  # "$" alone is a memchr: most files have none
+            return cls(path, text, text)  # no reference, nothing to scan
+        comments = [(m.start(), m.end()) for m in _COMMENT.finditer(text)]
         pieces: list[str] = []
         replacements: list[Replacement] = []
         undefined: list[UndefinedVariable] = []

@@ -9,6 +9,7 @@ ignored, so suppressions stay explained. A code may be a prefix (``SOWT`` = all 
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 from dataclasses import dataclass
 
 from lxml import etree
@@ -29,7 +30,9 @@ class Suppression:
         return any(code == c or code.startswith(c + "-") for c in self.codes)
 
 
-def find_suppressions(config: LoadedConfig, known_codes: set[str]) -> tuple[list[Suppression], list[Finding]]:
+def find_suppressions(config: LoadedConfig, known_codes: Set[str]) -> tuple[list[Suppression], list[Finding]]:
+    if not config.mentions("ampsctl:"):
+        return [], []  # every directive says so: no need to walk the tree for comments
     root = config.root
     comments = [c for c in root.itersiblings(etree.Comment, preceding=True)] + list(root.iter(etree.Comment))
     found: list[Suppression] = []

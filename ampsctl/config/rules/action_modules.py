@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 
 ON, DO, IF = "On", "Do", "If"
@@ -49,7 +50,7 @@ class ActionModule:
     open_context: bool = False
     deprecated: bool = False
 
-    @property
+    @cached_property
     def role(self) -> str:
         for role, prefix in ROLE_PREFIX.items():
             if self.name.startswith(prefix):

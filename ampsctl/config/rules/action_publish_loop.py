@@ -18,7 +18,7 @@ from ampsctl.config.findings import Severity
 from ampsctl.config.model import Action, ConfigModel, Step, has_regex_chars
 from ampsctl.config.registry import Issue, rule
 from ampsctl.config.rules import action_modules as am
-from ampsctl.config.rules.action_sow_index import message_types_compatible, sow_index
+from ampsctl.config.rules.action_sow_index import derived_topics, message_types_compatible
 from ampsctl.config.rules.action_steps import catalogued_steps, first_option, option_text
 from ampsctl.config.rules.common import line_of
 
@@ -51,7 +51,6 @@ def _topic_matcher(pattern: str) -> Callable[[str], bool]:
 
 
 def _publish_loops(model: ConfigModel) -> Iterator[tuple[_Publish, Action, Step, str]]:
-    sow = sow_index(model)
     triggers: dict[int, list[tuple[Step, Callable[[str], bool], str | None]]] = {}
     for action, step, _module in catalogued_steps(model, *am.PUBLISH_TRIGGERS):
         pattern = option_text(step, "Topic")
@@ -79,7 +78,7 @@ def _publish_loops(model: ConfigModel) -> Iterator[tuple[_Publish, Action, Step,
             return None
         if matches(publish.target):
             return ""
-        for derived, sources in sow.derived.items():
+        for derived, sources in derived_topics(model).items():
             if publish.target in sources and matches(derived):
                 return f" through '{derived}'"
         return None

@@ -1,41 +1,84 @@
 """What the SOW section says about a topic name, for the Actions topic rules (ACT-015..ACT-020, XS-003).
 
-``sow_index(model)`` is built once per model (through ``model.shared``): the literal entry
-names with their kinds and message types, the regex names and Pattern topics, and for each
-view or conflated topic the topics it is computed from (transitively), so a publish to
-`orders` is known to feed a view over `orders` too. Topic values written in actions are only
-looked up when they are literal: no template and no regex syntax beyond dots.
+The lookups go through ``model.entries_by_name`` (the literal entry names with their kinds and
+message types); the regex names and Pattern topics (``sow_patterns``), and for each view or
+conflated topic the topics it is computed from, transitively (``derived_topics``), are worked
+out on first use and shared through ``model.shared``: a publish to `orders` is known to feed a
+view over `orders` too. Topic values written in actions are only looked up when they are
+literal: no template and no regex syntax beyond dots.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from ampsctl.config.model import ConfigModel, has_regex_chars, topic_matches
 
 _REGEX_NOT_DOT = re.compile(r"[\^$*+?()\[\]{}|\\]")  # regex metacharacters except '.'
 
 
-@dataclass(frozen=True)
-class SowIndex:
-    """The SOW entries by name, for topic lookups from actions."""
+def kinds_of(model: ConfigModel, topic: str) -> set[str]:
+    """The kinds of SOW entries (Topic, Queue, View, ...) that a literal topic names or matches."""
+    found = {entry.kind for entry in model.entries_by_name.get(topic, ())}
+    for pattern, kind in sow_patterns(model):
+        if topic_matches(pattern, topic):
+            found.add(kind)
+    return found
 
-    kinds: dict[str, set[str]]  # literal name -> entry kinds (Topic, Queue, View, ...)
-    message_types: dict[str, set[str]]  # literal name -> message types of its entries
-    patterns: list[tuple[str, str]]  # (regex, kind) for Pattern topics and regex names
-    derived: dict[str, set[str]]  # view / conflated topic -> topics it is computed from
 
-    def kinds_of(self, topic: str) -> set[str]:
-        found = set(self.kinds.get(topic, ()))
-        for pattern, kind in self.patterns:
-            if topic_matches(pattern, topic):
-                found.add(kind)
-        return found
+def message_types_of(model: ConfigModel, topic: str) -> set[str]:
+    """The message types the SOW entries named ``topic`` are defined with."""
+    return {entry.message_type for entry in model.entries_by_name.get(topic, ()) if entry.message_type}
 
-    def regex_hits_sow(self, pattern: str) -> bool:
-        """Could a regex topic name a SOW entry? (Undecidable against Pattern topics: yes.)"""
-        return bool(self.patterns) or any(topic_matches(pattern, name) for name in self.kinds)
+
+def regex_hits_sow(model: ConfigModel, pattern: str) -> bool:
+    """Could a regex topic name a SOW entry? (Undecidable against Pattern topics: yes.)"""
+    return bool(sow_patterns(model)) or any(topic_matches(pattern, name) for name in model.entries_by_name)
+
+
+def sow_patterns(model: ConfigModel) -> list[tuple[str, str]]:
+    """(regex, kind) for the Pattern of every SOW entry and every entry name that is a regex."""
+    return model.shared(_patterns)
+
+
+def _patterns(model: ConfigModel) -> list[tuple[str, str]]:
+    found = [(pattern, entry.kind) for entry in model.entries_with("Pattern") if (pattern := entry.text("Pattern"))]
+    names = model.entries_by_name
+    if looks_like_regex("\n".join(names)):  # one search first: names are rarely regexes
+        found += [(name, entry.kind) for name, entries in names.items() if looks_like_regex(name) for entry in entries]
+    return found
+
+
+def derived_topics(model: ConfigModel) -> dict[str, set[str]]:
+    """View / conflated topic name -> the topics it is computed from, transitively, in file order."""
+    return model.shared(_derived)
+
+
+def _derived(model: ConfigModel) -> dict[str, set[str]]:
+    direct: dict[str, set[str]] = {}
+    for entry in sorted(model.views + model.conflated_topics, key=lambda e: e.order):
+        name = entry.name
+        if not name:
+            continue
+        sources = direct.setdefault(name, set())
+        for underlying in entry.all("UnderlyingTopic"):
+            joins = [j for j in underlying if j.tag == "Join"]
+            if joins:
+                for join in joins:
+                    sources |= _join_topics(join.text or "")
+            elif (underlying.text or "").strip():
+                sources.add(_topic_ref(underlying.text or ""))
+    derived: dict[str, set[str]] = {}
+    for name in direct:  # transitive: a view over a view over `orders` is fed by `orders`
+        seen: set[str] = set()
+        todo = list(direct[name])
+        while todo:
+            source = todo.pop()
+            if source not in seen:
+                seen.add(source)
+                todo.extend(direct.get(source, ()))
+        derived[name] = seen
+    return derived
 
 
 _QUALIFIED = re.compile(r"\[([^\]]*)\]\.\[([^\]]*)\]")
@@ -62,49 +105,6 @@ def _join_topics(text: str) -> set[str]:
         if topic:
             names.add(topic)
     return names
-
-
-def _build(model: ConfigModel) -> SowIndex:
-    kinds: dict[str, set[str]] = {}
-    mtypes: dict[str, set[str]] = {}
-    patterns: list[tuple[str, str]] = []
-    direct: dict[str, set[str]] = {}
-    for entry in model.sow_entries:
-        name = entry.name
-        if name:
-            kinds.setdefault(name, set()).add(entry.kind)
-            if entry.message_type:
-                mtypes.setdefault(name, set()).add(entry.message_type)
-            if looks_like_regex(name):
-                patterns.append((name, entry.kind))
-        pattern = entry.text("Pattern")
-        if pattern:
-            patterns.append((pattern, entry.kind))
-        if name and entry.kind in ("View", "ConflatedTopic"):
-            sources = direct.setdefault(name, set())
-            for underlying in entry.all("UnderlyingTopic"):
-                joins = [j for j in underlying if j.tag == "Join"]
-                if joins:
-                    for join in joins:
-                        sources |= _join_topics(join.text or "")
-                elif (underlying.text or "").strip():
-                    sources.add(_topic_ref(underlying.text or ""))
-    derived: dict[str, set[str]] = {}
-    for name in direct:  # transitive: a view over a view over `orders` is fed by `orders`
-        seen: set[str] = set()
-        todo = list(direct[name])
-        while todo:
-            source = todo.pop()
-            if source not in seen:
-                seen.add(source)
-                todo.extend(direct.get(source, ()))
-        derived[name] = seen
-    return SowIndex(kinds, mtypes, patterns, derived)
-
-
-def sow_index(model: ConfigModel) -> SowIndex:
-    """The model's SOW index, built on first use and shared by every rule that asks."""
-    return model.shared(_build)
 
 
 def looks_like_regex(text: str) -> bool:

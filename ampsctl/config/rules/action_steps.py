@@ -9,7 +9,6 @@ step that may have no ``Options`` at all. Every ``action_*`` rule module reads s
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from lxml import etree
 
@@ -49,12 +48,15 @@ def module_of(step: Step) -> am.ActionModule | None:
     return module if module is not None and module.role == step.role else None
 
 
-def catalogued_steps(model: ConfigModel, *names: str) -> Iterator[tuple[Action, Step, am.ActionModule]]:
-    for action in model.actions:
-        for step in action.steps:
-            module = module_of(step)
-            if module is not None and (not names or module.name in names):
-                yield action, step, module
+def catalogued_steps(model: ConfigModel, *names: str) -> list[tuple[Action, Step, am.ActionModule]]:
+    """The steps whose module is in the catalogue (and one of ``names``, when given), in file order."""
+    steps = model.shared(_catalogued)
+    return steps if not names else [found for found in steps if found[2].name in names]
+
+
+def _catalogued(model: ConfigModel) -> list[tuple[Action, Step, am.ActionModule]]:
+    """Worked out once per config: two dozen rules look at the catalogued steps."""
+    return [(action, step, module) for action in model.actions for step in action.steps if (module := module_of(step)) is not None]
 
 
 def first_option(step: Step, name: str) -> etree._Element | None:

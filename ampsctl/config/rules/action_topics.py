@@ -18,10 +18,12 @@ from ampsctl.config.model import ConfigModel, Step, has_regex_chars, regex_error
 from ampsctl.config.registry import Issue, rule
 from ampsctl.config.rules import action_modules as am
 from ampsctl.config.rules.action_sow_index import (
+    kinds_of,
     literal_topic,
     looks_like_regex,
     message_types_compatible,
-    sow_index,
+    message_types_of,
+    regex_hits_sow,
 )
 from ampsctl.config.rules.action_steps import catalogued_steps, first_option, option_text
 
@@ -123,7 +125,6 @@ def on_queue_topic(model: ConfigModel) -> Iterator[Issue]:
   </Actions>""",
 )
 def topic_not_sow(model: ConfigModel) -> Iterator[Issue]:
-    sow = sow_index(model)
     for _, step, module in catalogued_steps(model, *am.SOW_TOPIC_REQUIRED):
         found = _topic_option(step, "Topic")
         if found is None:
@@ -136,7 +137,7 @@ def topic_not_sow(model: ConfigModel) -> Iterator[Issue]:
                 "name one SOW topic, view or conflated topic literally; use one action per topic",
             )
             continue
-        kinds = sow.kinds_of(topic)
+        kinds = kinds_of(model, topic)
         if kinds & _SOW_KINDS or kinds & {"Queue", "LocalQueue", "GroupLocalQueue"}:
             continue  # queues: fine for expire/delete, ACT-016 for alert/condition-timeout
         what = "SOW topic, view, conflated topic or queue" if am.SOW_TOPIC_REQUIRED[module.name] else (
@@ -180,7 +181,6 @@ def topic_not_sow(model: ConfigModel) -> Iterator[Issue]:
   </Actions>""",
 )
 def watched_topic_not_sow(model: ConfigModel) -> Iterator[Issue]:
-    sow = sow_index(model)
     for _, step, module in catalogued_steps(model, am.MESSAGE_AFFINITY, am.OOF):
         option = "DataTopic" if module.name == am.MESSAGE_AFFINITY else "Topic"
         found = _topic_option(step, option)
@@ -188,14 +188,14 @@ def watched_topic_not_sow(model: ConfigModel) -> Iterator[Issue]:
             continue
         node, topic = found
         if looks_like_regex(topic):
-            if regex_error(topic) is None and not sow.regex_hits_sow(topic):
+            if regex_error(topic) is None and not regex_hits_sow(model, topic):
                 yield Issue(
                     node,
                     f"<{option}> '{topic}' of {module.name} matches no SOW topic, view or conflated topic",
                     "define the topics in the <SOW> section, or correct the pattern",
                 )
             continue
-        if not sow.kinds_of(topic):
+        if not kinds_of(model, topic):
             yield Issue(
                 node,
                 f"<{option}> '{topic}' of {module.name} is not a SOW topic, view or conflated topic",
@@ -236,7 +236,6 @@ def watched_topic_not_sow(model: ConfigModel) -> Iterator[Issue]:
   </Actions>""",
 )
 def message_type_mismatch(model: ConfigModel) -> Iterator[Issue]:
-    sow = sow_index(model)
     known = model.message_types
     for _, step, module in catalogued_steps(model):
         node = first_option(step, "MessageType")
@@ -253,7 +252,7 @@ def message_type_mismatch(model: ConfigModel) -> Iterator[Issue]:
             continue
         for option in am.TOPIC_OPTIONS:
             topic = literal_topic(option_text(step, option))
-            defined = sow.message_types.get(topic) if topic else None
+            defined = message_types_of(model, topic) if topic else None
             if defined and mtype not in defined:
                 shown = ", ".join(sorted(defined))
                 yield Issue(

@@ -5,7 +5,7 @@ version numbers, line numbers for messages). Expression tokens are in ``expr_tok
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from lxml import etree
 
@@ -25,24 +25,50 @@ def text_of(el: etree._Element | None) -> str | None:
 
 def interval_of(el: etree._Element | None) -> Interval | None:
     """The element's interval, or None when absent or invalid (UNIT-001 reports invalid ones)."""
-    try:
-        return parse_interval(el.text or "") if el is not None else None
-    except UnitError:
-        return None
+    return interval_in(el.text or "") if el is not None else None
 
 
 def bytes_of(el: etree._Element | None) -> ByteSize | None:
-    try:
-        return parse_bytes(el.text or "") if el is not None else None
-    except UnitError:
-        return None
+    return bytes_in(el.text or "") if el is not None else None
 
 
 def count_of(el: etree._Element | None) -> Count | None:
+    return count_in(el.text or "") if el is not None else None
+
+
+def interval_in(text: str) -> Interval | None:
     try:
-        return parse_count(el.text or "") if el is not None else None
+        return parse_interval(text)
     except UnitError:
         return None
+
+
+def bytes_in(text: str) -> ByteSize | None:
+    try:
+        return parse_bytes(text)
+    except UnitError:
+        return None
+
+
+def count_in(text: str) -> Count | None:
+    try:
+        return parse_count(text)
+    except UnitError:
+        return None
+
+
+def candidates(model: ConfigModel, name: str, may_report: Callable[[str], bool]) -> Iterator[tuple[SowEntry, etree._Element]]:
+    """The (topic, element) pairs of every ``name`` child of a SOW topic whose stripped text
+    ``may_report`` accepts.
+
+    Hundreds of topics share a few values, so each distinct text is tested once; the rule then
+    checks the elements of an accepted text as it would any other. ``may_report`` must accept
+    every text that could give a finding (the element's own text only adds whitespace, which
+    either reads the same or does not read at all).
+    """
+    for text, pairs in model.child_texts(name).items():
+        if may_report(text):
+            yield from pairs
 
 
 def is_true(text: str | None) -> bool:

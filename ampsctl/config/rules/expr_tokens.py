@@ -69,6 +69,8 @@ _NONDETERMINISTIC_CALL = call_pattern(NONDETERMINISTIC)
 
 def nondeterministic_calls(text: str) -> list[str]:
     """Names of non-deterministic functions called in an expression (outside string literals)."""
+    if "(" not in text:
+        return []  # no call at all: most filters compare fields
     return sorted({m.group(1).upper() for m in _NONDETERMINISTIC_CALL.finditer(blank_strings(text))})
 
 

@@ -72,8 +72,8 @@ def _synonyms(model: ConfigModel) -> list[_Synonym]:
         found.append(_Synonym(legacy[0], "SOW", "<AMPSConfig>"))
     else:
         found.extend(_Synonym(el, "SOW", None) for el in legacy)
-    for entry in model.sow_entries:
-        tag = entry.el.tag
+    for entry in model.legacy_entries:  # most entries use no synonym
+        tag = entry.tag
         if tag not in _ENTRY_TAGS:
             continue
         if tag in SOW_SYNONYMS:
@@ -90,7 +90,7 @@ def _synonyms(model: ConfigModel) -> list[_Synonym]:
         if old is not None:
             both = _first(spelled, "JournalSize") is not None
             found.append(_Synonym(old, "JournalSize", "<TransactionLog>" if both else None))
-    for block in model.root.el.iter("Entitlement"):
+    for block in model.descendants("Entitlement"):
         options = block.find("Options")
         if options is not None and options.find("CredentialStore") is not None and options.find("ResourceURI") is not None:
             found.append(_Synonym(options.find("ResourceURI"), "CredentialStore", "an <Entitlement> block"))
@@ -265,7 +265,7 @@ def synonym_conflict(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def expression_double_escaped(model: ConfigModel) -> Iterator[Issue]:
-    for el in model.root.el.iter(*_EXPRESSION_TAGS):
+    for el in (el for tag in _EXPRESSION_TAGS for el in model.descendants(tag)):
         text = el.text or ""
         if "&" not in text:
             continue
@@ -379,9 +379,9 @@ def deprecated_module(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def reserved_amps_topic(model: ConfigModel) -> Iterator[Issue]:
-    for entry in model.sow_entries:
+    for entry in model.entries_except("Topic"):
         name = entry.name or ""
-        if entry.kind != "Topic" and (name.startswith(_RESERVED_PREFIX) or name == "/AMPS"):
+        if name.startswith(_RESERVED_PREFIX) or name == "/AMPS":
             yield Issue(
                 entry.first("Name"),
                 f"{entry.label()} is named in the reserved /AMPS/ namespace",

@@ -46,7 +46,7 @@ def _inside_options(el: etree._Element) -> bool:
 
 def _references(model: ConfigModel) -> Iterator[etree._Element]:
     """Every <Module> element that names a module (not the Modules/Module declarations)."""
-    for el in model.root.el.iter("Module"):
+    for el in model.descendants("Module"):
         parent = el.getparent()
         if parent is not None and parent.tag != "Modules" and not _inside_options(el):
             yield el
@@ -207,7 +207,8 @@ _VALUE_LOOKUP = re.compile(r"(?<![\w/@.])VALUE_LOOKUP\s*\(", re.IGNORECASE)
 
 
 def calls_value_lookup(expression: str) -> bool:
-    return _VALUE_LOOKUP.search(blank_strings(expression)) is not None
+    # The quick test first: most expressions do not mention the function at all.
+    return "value_lookup" in expression.lower() and _VALUE_LOOKUP.search(blank_strings(expression)) is not None
 
 
 def _expression_fields(entry: Section, *blocks: str) -> Iterator[etree._Element]:
@@ -250,7 +251,8 @@ def _expression_fields(entry: Section, *blocks: str) -> Iterator[etree._Element]
   </SOW>""",
 )
 def value_lookup_placement(model: ConfigModel) -> Iterator[Issue]:
-    for entry in model.views + model.topics_with("Durability"):  # only a transient topic can break it
+    # Views, and the topics with expressions that could call it: only a transient one can break it.
+    for entry in model.views + model.topics_with("Preprocessing", "Enrichment"):
         if entry.kind == "View":
             places = list(_expression_fields(entry, "Projection", "Grouping"))
             for underlying in entry.all("UnderlyingTopic"):

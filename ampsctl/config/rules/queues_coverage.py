@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from lxml import etree
-
 from ampsctl.config.findings import Severity
 from ampsctl.config.model import ConfigModel, has_regex_chars, regex_error, topic_matches
 from ampsctl.config.registry import Issue, rule
@@ -34,15 +32,8 @@ class TxlogCoverage:
     """
 
     def __init__(self, model: ConfigModel) -> None:
-        self.literals: dict[str, list[tuple[str | None, etree._Element]]] = {}
-        self.patterns: list[tuple[str, str | None, etree._Element]] = []
-        for name, mtype, el in model.txlog_topics:
-            if not name:
-                continue
-            if has_regex_chars(name):
-                self.patterns.append((name, mtype, el))
-            else:
-                self.literals.setdefault(name, []).append((mtype, el))
+        literals, self.patterns = model.txlog_index  # a regex is never empty
+        self.literals = {name: found for name, found in literals.items() if name} if "" in literals else literals
 
     def covering(self, topic: str) -> list[tuple[str, str | None]]:
         """(txlog name, message type) of every entry that records the literal ``topic``."""

@@ -29,20 +29,34 @@ def _topics(dest: Section) -> list[Section]:
     return [Section(el) for el in dest.all("Topic")]
 
 
-def _replicates(topic: Section, entry: SowEntry) -> bool:
-    """Does this Destination/Topic replicate the SOW entry (by name, or its literal underlying topic)?
+def _replicated(topic: Section, entries: list[tuple[SowEntry, list[str]]]) -> SowEntry | None:
+    """The first SOW entry that this Destination/Topic replicates (by name, or its literal
+    underlying topic); ``entries`` pairs each entry with those names (``_replica_names``).
 
     A Topic without a Name replicates every topic of its MessageType.
     """
     pattern = topic.text("Name")
     mtype = topic.text("MessageType")
-    if mtype and entry.message_type and mtype != entry.message_type:
-        return False
-    if not pattern:
-        return bool(mtype)
-    underlying = entry.text("UnderlyingTopic") or ""
-    names = [entry.name or ""] + ([underlying] if underlying and not has_regex_chars(underlying) else [])
-    return any(topic_matches(pattern, name) for name in names if name)
+    if not pattern and not mtype:
+        return None
+    literal = not has_regex_chars(pattern or "")
+    for entry, names in entries:
+        if mtype and entry.message_type and mtype != entry.message_type:
+            continue
+        if not pattern or (pattern in names if literal else any(topic_matches(pattern, name) for name in names)):
+            return entry
+    return None
+
+
+def _replica_names(entries: list[SowEntry]) -> list[tuple[SowEntry, list[str]]]:
+    """Each entry with the names a Destination/Topic can replicate it by: its Name, and its
+    UnderlyingTopic when that is literal (empty ones left out)."""
+    found = []
+    for entry in entries:
+        underlying = entry.text("UnderlyingTopic") or ""
+        names = [entry.name or ""] + ([underlying] if underlying and not has_regex_chars(underlying) else [])
+        found.append((entry, [name for name in names if name]))
+    return found
 
 
 _DESTINATION = """  <TransactionLog>
@@ -273,11 +287,12 @@ def queue_passthrough(model: ConfigModel) -> Iterator[Issue]:
     queues = model.entries("Queue", "GroupLocalQueue")
     if not queues:
         return
+    named = _replica_names(queues)
     for dest in model.replication_destinations:
         if dest.text("PassThrough"):
             continue
         for topic in _topics(dest):
-            queue = next((q for q in queues if _replicates(topic, q)), None)
+            queue = _replicated(topic, named)
             if queue is not None:
                 name = topic.first("Name")
                 yield Issue(name if topic.text("Name") else topic.el,
@@ -319,11 +334,12 @@ def local_queue(model: ConfigModel) -> Iterator[Issue]:
     local = model.entries("LocalQueue")
     if not local:
         return
+    named = _replica_names(local)
     for dest in model.replication_destinations:
         for topic in _topics(dest):
             if topic.text("Name"):
                 continue  # Q-021
-            queue = next((q for q in local if _replicates(topic, q)), None)
+            queue = _replicated(topic, named)
             if queue is not None:
                 yield Issue(topic.el, f"{label(dest)} replicates every {topic.text('MessageType')} topic, "
                             f"including {queue.label()}, which is local to this instance",

@@ -82,14 +82,23 @@ def _places(model: ConfigModel) -> Iterator[tuple[str, Section]]:
 
 
 def _blocks(model: ConfigModel, identity: str) -> Iterator[Block]:
-    for where, place in _places(model):
-        for role in ("Authentication", "Entitlement", "Authenticator"):
-            for el in place.all(role):
-                module = Section(el).text("Module") or ""
-                if _identity(model, module) != identity:
-                    continue
-                defaults = options(model.modules.get(module)) if identity in _READS_MODULE_DEFAULTS else ()
-                yield Block(el, role, where, module, tuple(options(el)), tuple(defaults))
+    for where, role, el in model.shared(_block_elements):
+        module = Section(el).text("Module") or ""
+        if _identity(model, module) != identity:
+            continue
+        defaults = options(model.modules.get(module)) if identity in _READS_MODULE_DEFAULTS else ()
+        yield Block(el, role, where, module, tuple(options(el)), tuple(defaults))
+
+
+def _block_elements(model: ConfigModel) -> list[tuple[str, str, etree._Element]]:
+    """(where, role, element) of every Authentication, Entitlement and Authenticator block, in
+    the order of ``_places``: found once for the eight rules that look for their module."""
+    return [
+        (where, role, el)
+        for where, place in _places(model)
+        for role in ("Authentication", "Entitlement", "Authenticator")
+        for el in place.all(role)
+    ]
 
 
 def _own_options(blocks: list[Block]) -> Iterator[tuple[Block, etree._Element]]:

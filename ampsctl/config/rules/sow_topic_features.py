@@ -68,15 +68,14 @@ def _expiration_ok(value: str) -> bool:
   </SOW>""",
 )
 def expiration_value(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics_with("Expiration"):
-        for element in topic.all("Expiration"):
-            value = (element.text or "").strip()
-            if unexpanded(value) or _expiration_ok(value):
-                continue
-            if value.lower() in ("enabled", "disabled"):
-                hint = f"write {value.lower()} (lower case)"
-            else:
-                hint = "write an interval such as 30s or 1d, or enabled / disabled"
+    for value, found in model.child_texts("Expiration").items():
+        if unexpanded(value) or _expiration_ok(value):
+            continue
+        if value.lower() in ("enabled", "disabled"):
+            hint = f"write {value.lower()} (lower case)"
+        else:
+            hint = "write an interval such as 30s or 1d, or enabled / disabled"
+        for topic, element in found:
             yield Issue(element, f"{topic.label()} has Expiration '{value}', which is not an interval, enabled or disabled", hint)
 
 

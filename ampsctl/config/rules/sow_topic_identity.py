@@ -54,11 +54,13 @@ def _pattern_matches(pattern: str, topic: str) -> bool:
   </SOW>""",
 )
 def name_required(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    for topic in model.unnamed_entries:
+        if topic.kind != "Topic":
+            continue
         names = topic.all("Name")
         if not names:
             yield Issue(topic.el, f"SOW <{topic.el.tag}> has no <Name>", "add <Name>topic-name</Name>", at_text=False)
-        elif not topic.name:  # the first of them is empty
+        else:  # the first of them is empty
             yield Issue(names[0], f"SOW <{topic.el.tag}> has an empty <{names[0].tag}>", "write the topic name", at_text=False)
 
 
@@ -83,7 +85,8 @@ def name_required(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def message_type_required(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
+    by_type = model.topics_by_type
+    for topic in [*by_type.get(None, ()), *by_type.get("", ())]:
         element = topic.first("MessageType")
         if element is None:
             yield Issue(
@@ -129,17 +132,17 @@ def message_type_required(model: ConfigModel) -> Iterator[Issue]:
 )
 def message_type_unknown(model: ConfigModel) -> Iterator[Issue]:
     known = model.message_types
-    for topic in model.topics:
-        mtype = topic.message_type
+    for mtype, topics in model.topics_by_type.items():
         if not mtype or unexpanded(mtype) or mtype in known:
             continue
         close = difflib.get_close_matches(mtype, sorted(known), n=1)
         hint = f"did you mean {close[0]}? " if close else ""
-        yield Issue(
-            topic.first("MessageType"),
-            f"{topic.label()} uses message type '{mtype}', which is not a default type and is not declared",
-            hint + f"declare it under <MessageTypes><MessageType><Name>{mtype}</Name>...</MessageType></MessageTypes>",
-        )
+        for topic in topics:
+            yield Issue(
+                topic.first("MessageType"),
+                f"{topic.label()} uses message type '{mtype}', which is not a default type and is not declared",
+                hint + f"declare it under <MessageTypes><MessageType><Name>{mtype}</Name>...</MessageType></MessageTypes>",
+            )
 
 
 # ---------------------------------------------------------------------------------------
@@ -245,12 +248,14 @@ def topic_after_pattern(model: ConfigModel) -> Iterator[Issue]:
 )
 def duplicate_topic(model: ConfigModel) -> Iterator[Issue]:
     seen: dict[tuple[str, str | None], SowEntry] = {}
-    for topic in model.topics:
-        if not topic.name:
-            continue
-        key = (topic.name, topic.message_type)
-        first = seen.setdefault(key, topic)
-        if first is not topic:
+    for name in model.repeated_names:  # only a repeated Name can be a duplicate
+        for topic in model.entries_by_name[name]:
+            if topic.kind != "Topic":
+                continue
+            key = (name, topic.message_type)
+            first = seen.setdefault(key, topic)
+            if first is topic:
+                continue
             yield Issue(
                 topic.el,
                 f"{topic.label()} ({topic.message_type}) is already defined on line {line_of(model, first.el)}",

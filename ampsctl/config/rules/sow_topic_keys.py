@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from ampsctl.config.findings import Severity
 from ampsctl.config.model import ConfigModel
 from ampsctl.config.registry import Issue, rule
-from ampsctl.config.rules.common import count_of, type_module
+from ampsctl.config.rules.common import candidates, count_in, count_of, type_module
 
 
 @rule(
@@ -171,8 +171,9 @@ def key_and_generator(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def binary_key(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics_with("Key"):
-        if type_module(model, topic.message_type) == "binary":
+    binary = [topic for mtype, topics in model.topics_by_type.items() if type_module(model, mtype) == "binary" for topic in topics]
+    for topic in binary:
+        if topic.has("Key"):
             yield Issue(
                 topic.first("Key"),
                 f"{topic.label()} stores binary messages, which AMPS cannot read Key fields from",
@@ -214,17 +215,20 @@ def _nearest_power_of_two(value: int) -> int:
   </SOW>""",
 )
 def key_count_hint_power_of_two(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics_with("ExpectedKeyCountHint"):
-        for element in topic.all("ExpectedKeyCountHint"):
-            count = count_of(element)
-            if count is None or (count.value > 0 and count.value & (count.value - 1) == 0):
-                continue
-            nearest = _nearest_power_of_two(count.value)
-            yield Issue(
-                element,
-                f"{topic.label()} has ExpectedKeyCountHint {count.value}, which is not a power of two",
-                f"use {nearest} (2^{nearest.bit_length() - 1}), the closest power of two",
-            )
+    def may_report(text: str) -> bool:
+        count = count_in(text)
+        return count is not None and not (count.value > 0 and count.value & (count.value - 1) == 0)
+
+    for topic, element in candidates(model, "ExpectedKeyCountHint", may_report):
+        count = count_of(element)
+        if count is None or (count.value > 0 and count.value & (count.value - 1) == 0):
+            continue
+        nearest = _nearest_power_of_two(count.value)
+        yield Issue(
+            element,
+            f"{topic.label()} has ExpectedKeyCountHint {count.value}, which is not a power of two",
+            f"use {nearest} (2^{nearest.bit_length() - 1}), the closest power of two",
+        )
 
 
 @rule(
@@ -255,7 +259,7 @@ def key_count_hint_power_of_two(model: ConfigModel) -> Iterator[Issue]:
 def hash_index_empty(model: ConfigModel) -> Iterator[Issue]:
     for topic in model.topics_with("HashIndex"):
         for index in topic.all("HashIndex"):
-            if index.find("Key") is None:
+            if next(index.iterchildren("Key"), None) is None:
                 yield Issue(
                     index,
                     f"{topic.label()} has a <HashIndex> without any <Key>",

@@ -47,18 +47,15 @@ _TIMESTAMP = re.compile(
   </SOW>""",
 )
 def recovery_point_value(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics_with("RecoveryPoint"):
-        element = topic.first("RecoveryPoint")
-        if element is None:
-            continue
-        value = (element.text or "").strip()
+    for value, found in model.child_texts("RecoveryPoint", first_only=True).items():
         if value in RECOVERY_WORDS or _TIMESTAMP.fullmatch(value) or unexpanded(value):
             continue
         if value.lower() in RECOVERY_WORDS:
             hint = f"write {value.lower()} (lower case)"
         else:
             hint = "use epoch, now or a timestamp such as 20240131T120000Z"
-        yield Issue(element, f"{topic.label()} has RecoveryPoint '{value}', which is not epoch, now or a timestamp", hint)
+        for topic, element in found:
+            yield Issue(element, f"{topic.label()} has RecoveryPoint '{value}', which is not epoch, now or a timestamp", hint)
 
 
 @rule(
@@ -129,8 +126,8 @@ def recovery_point_without_txlog(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def transient_without_txlog(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics_with("Durability"):
-        if topic.text("Durability") != "transient" or not topic.name:
+    for topic, _ in model.child_texts("Durability", first_only=True).get("transient", ()):
+        if not topic.name:
             continue
         if model.txlog_covers(topic.name, topic.message_type):
             continue

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from ampsctl.config.findings import Severity
 from ampsctl.config.model import ConfigModel, SowEntry
 from ampsctl.config.registry import Issue, rule
-from ampsctl.config.rules.common import bytes_of, count_of, line_of, unexpanded
+from ampsctl.config.rules.common import bytes_in, bytes_of, candidates, count_in, count_of, line_of, unexpanded
 
 DURABILITIES = ("persistent", "transient")
 MAX_INITIAL_SLAB_COUNT = 1024
@@ -23,18 +23,14 @@ SMALL_SLAB_SIZE = 1_000_000  # 1MB; compared with the 1024-based reading
 DEPRECATED_GROWTH = {"RecordSize": "SlabSize", "InitialSize": "InitialSlabCount", "IncrementSize": "SlabSize"}
 
 
-def _persistent(durability: str | None) -> bool:
-    return (durability or "persistent") != "transient"
-
-
 def _shared_files(model: ConfigModel) -> list[tuple[SowEntry, SowEntry, str]]:
     """(later topic, first topic, path) for each persistent topic whose file is already used."""
-    owners: dict[str, SowEntry] = {}
     clashes = []
-    for topic, path in model.sow_files:
-        first = owners.setdefault(path, topic)
-        if first is not topic and (first.name, first.message_type) != (topic.name, topic.message_type):
-            clashes.append((topic, first, path))
+    for path, owners in model.sow_files.items():
+        first = owners[0]
+        for topic in owners[1:]:
+            if (first.name, first.message_type) != (topic.name, topic.message_type):
+                clashes.append((topic, first, path))
     return clashes
 
 
@@ -66,8 +62,13 @@ def _shared_files(model: ConfigModel) -> list[tuple[SowEntry, SowEntry, str]]:
   </SOW>""",
 )
 def filename_required(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics:
-        if not topic.text("FileName") and _persistent(topic.text("Durability")):
+    transient = {topic for topic, _ in model.child_texts("Durability", first_only=True).get("transient", ())}
+    with_file = len(model.topics_with("FileName")) - sum(1 for topic in transient if topic.has("FileName"))
+    empty = [topic for topic, _ in model.child_texts("FileName", first_only=True).get("", ())]
+    if with_file == len(model.topics) - len(transient) and not empty:
+        return  # every persistent topic has a FileName: no need to look for the ones without
+    for topic in model.topics_without("FileName") + empty:
+        if topic not in transient:
             yield Issue(
                 topic.el,
                 f"{topic.label()} is persistent but has no FileName",
@@ -98,12 +99,11 @@ def filename_required(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def durability_value(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics_with("Durability"):
-        for element in topic.all("Durability"):
-            value = (element.text or "").strip()
-            if value in DURABILITIES or unexpanded(value):
-                continue
-            hint = f"write {value.lower()} (lower case)" if value.lower() in DURABILITIES else "use persistent or transient"
+    for value, found in model.child_texts("Durability").items():
+        if value in DURABILITIES or unexpanded(value):
+            continue
+        hint = f"write {value.lower()} (lower case)" if value.lower() in DURABILITIES else "use persistent or transient"
+        for topic, element in found:
             yield Issue(element, f"{topic.label()} has <{element.tag}> '{value}', which is not persistent or transient", hint)
 
 
@@ -176,8 +176,8 @@ def shared_file(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def transient_filename_ignored(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics_with("Durability"):
-        if topic.text("Durability") == "transient" and topic.has("FileName"):
+    for topic, _ in model.child_texts("Durability", first_only=True).get("transient", ()):
+        if topic.has("FileName"):
             yield Issue(
                 topic.first("FileName"),
                 f"{topic.label()} is transient, so its FileName is not used",
@@ -215,24 +215,27 @@ def transient_filename_ignored(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def initial_slab_count_range(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics_with("InitialSlabCount"):
-        for element in topic.all("InitialSlabCount"):
-            count = count_of(element)
-            if count is None:
-                continue  # UNIT-001
-            if count.value > MAX_INITIAL_SLAB_COUNT:
-                yield Issue(
-                    element,
-                    f"{topic.label()} has InitialSlabCount {count.value}, above the maximum of {MAX_INITIAL_SLAB_COUNT}",
-                    f"use at most {MAX_INITIAL_SLAB_COUNT}, or a larger SlabSize",
-                )
-            elif count.value == 0:
-                yield Issue(
-                    element,
-                    f"{topic.label()} has InitialSlabCount 0; AMPS allocates at least one slab",
-                    "use 1 (the default) or remove the element",
-                    severity=Severity.WARNING,
-                )
+    def may_report(text: str) -> bool:
+        count = count_in(text)
+        return count is not None and (count.value > MAX_INITIAL_SLAB_COUNT or count.value == 0)
+
+    for topic, element in candidates(model, "InitialSlabCount", may_report):
+        count = count_of(element)
+        if count is None:
+            continue  # UNIT-001
+        if count.value > MAX_INITIAL_SLAB_COUNT:
+            yield Issue(
+                element,
+                f"{topic.label()} has InitialSlabCount {count.value}, above the maximum of {MAX_INITIAL_SLAB_COUNT}",
+                f"use at most {MAX_INITIAL_SLAB_COUNT}, or a larger SlabSize",
+            )
+        elif count.value == 0:
+            yield Issue(
+                element,
+                f"{topic.label()} has InitialSlabCount 0; AMPS allocates at least one slab",
+                "use 1 (the default) or remove the element",
+                severity=Severity.WARNING,
+            )
 
 
 @rule(
@@ -259,15 +262,18 @@ def initial_slab_count_range(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def slab_size_max(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics_with("SlabSize"):
-        for element in topic.all("SlabSize"):
-            size = bytes_of(element)
-            if size is not None and size.low > MAX_SLAB_SIZE:
-                yield Issue(
-                    element,
-                    f"{topic.label()} has SlabSize {size.text.strip()}, above the 1GB maximum",
-                    "use at most 1GB; 60East suggests a few times the largest message, e.g. 8MB for 2MB messages",
-                )
+    def may_report(text: str) -> bool:
+        size = bytes_in(text)
+        return size is not None and size.low > MAX_SLAB_SIZE
+
+    for topic, element in candidates(model, "SlabSize", may_report):
+        size = bytes_of(element)
+        if size is not None and size.low > MAX_SLAB_SIZE:
+            yield Issue(
+                element,
+                f"{topic.label()} has SlabSize {size.text.strip()}, above the 1GB maximum",
+                "use at most 1GB; 60East suggests a few times the largest message, e.g. 8MB for 2MB messages",
+            )
 
 
 @rule(
@@ -295,15 +301,18 @@ def slab_size_max(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def slab_size_small(model: ConfigModel) -> Iterator[Issue]:
-    for topic in model.topics_with("SlabSize"):
-        for element in topic.all("SlabSize"):
-            size = bytes_of(element)
-            if size is not None and size.high < SMALL_SLAB_SIZE:
-                yield Issue(
-                    element,
-                    f"{topic.label()} has SlabSize {size.text.strip()}, so no record larger than about that can be stored",
-                    "make SlabSize a few times the largest expected message (the default is 5MB)",
-                )
+    def may_report(text: str) -> bool:
+        size = bytes_in(text)
+        return size is not None and size.high < SMALL_SLAB_SIZE
+
+    for topic, element in candidates(model, "SlabSize", may_report):
+        size = bytes_of(element)
+        if size is not None and size.high < SMALL_SLAB_SIZE:
+            yield Issue(
+                element,
+                f"{topic.label()} has SlabSize {size.text.strip()}, so no record larger than about that can be stored",
+                "make SlabSize a few times the largest expected message (the default is 5MB)",
+            )
 
 
 @rule(
@@ -381,12 +390,17 @@ def deprecated_growth(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def file_case_clash(model: ConfigModel) -> Iterator[Issue]:
-    exact: set[str] = set()
+    paths = list(model.sow_files)  # an exact clash is SOWT-006 (or SOWT-028)
+    # Fold all paths at once (a path holds no NUL): usually none changes, or no two fold
+    # together, and then there is nothing more to do.
+    joined = "\0".join(paths)
+    every = joined.lower() if joined.isascii() else joined.casefold()  # the same for ASCII
+    if every == joined or len(set(every.split("\0"))) == len(paths):
+        return
+    # The first topic of each path, in definition order: the earlier path is the one to cite.
+    firsts = sorted(((model.sow_files[path][0], path) for path in paths), key=lambda found: found[0].order)
     folded: dict[str, tuple[SowEntry, str]] = {}
-    for topic, path in model.sow_files:
-        if path in exact:
-            continue  # an exact clash is SOWT-006 (or SOWT-028)
-        exact.add(path)
+    for topic, path in firsts:
         first = folded.setdefault(path.casefold(), (topic, path))
         if first[0] is not topic:
             yield Issue(

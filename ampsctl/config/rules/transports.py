@@ -95,7 +95,12 @@ def port_clashes(model: ConfigModel) -> list[tuple[etree._Element, str, str, boo
 
     A transport is reported against the first earlier transport it clashes with; an
     Admin/InetAddr against the first transport it clashes with, wherever that one is.
+    Worked out once per config for both rules.
     """
+    return model.shared(_port_clashes)
+
+
+def _port_clashes(model: ConfigModel) -> list[tuple[etree._Element, str, str, bool]]:
     by_port: dict[int, list[tuple[str, Bind]]] = {}
     found: list[tuple[etree._Element, str, str, bool]] = []
     for transport in model.transports:

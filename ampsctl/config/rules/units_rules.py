@@ -20,9 +20,10 @@ Ownership, so that each bad value is reported once:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 
 from lxml import etree
 
@@ -170,13 +171,14 @@ _OFF_WORDS = frozenset({"false", "0", "no", "off", "none"})
 
 
 class _Node:
-    __slots__ = ("value_type", "children", "synonyms", "path")
+    __slots__ = ("value_type", "children", "synonyms", "path", "tags")
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.value_type: ValueType | None = None
         self.children: dict[str, _Node] = {}
         self.synonyms: dict[str, str] = _SYNONYMS_UNDER.get(path, {})
+        self.tags: tuple[str, ...] = ()  # the child tags to look at, synonyms included
 
 
 def _build_tree() -> _Node:
@@ -189,6 +191,11 @@ def _build_tree() -> _Node:
                 child = node.children[part] = _Node(f"{node.path}/{part}" if node.path else part)
             node = child
         node.value_type = value_type
+    nodes = [root]
+    while nodes:
+        node = nodes.pop()
+        node.tags = (*node.children, *(tag for tag, canonical in node.synonyms.items() if canonical in node.children))
+        nodes.extend(node.children.values())
     return root
 
 
@@ -196,12 +203,39 @@ _TREE = _build_tree()
 _SOW_NODE = _TREE.children["SOW"]
 
 
+# Where an element is, e.g. ("Topic 'orders'",), or a function that works it out: most values
+# are never reported, so their place is not worth naming up front.
+_Where = tuple[str, ...] | Callable[[], tuple[str, ...]]
+
+
 @dataclass(frozen=True, slots=True)
 class _Value:
     el: etree._Element
     value_type: ValueType
     text: str
-    subject: str  # "<SlabSize> in Topic 'orders'"
+    where: _Where
+
+    @property
+    def subject(self) -> str:
+        """``<SlabSize> in Topic 'orders'``: how a message names the element."""
+        where = _place(self.where)
+        return f"<{self.el.tag}> in {'/'.join(where)}" if where else f"<{self.el.tag}>"
+
+
+def _place(where: _Where) -> tuple[str, ...]:
+    return where() if callable(where) else where
+
+
+@dataclass(slots=True)
+class _Group:
+    """The typed values with one value type and text: the rules check each group once."""
+
+    value_type: ValueType
+    text: str
+    found: list[_Value] | Callable[[], list[_Value]]  # or a function that lists them, when they are many
+
+    def values(self) -> list[_Value]:
+        return self.found() if callable(self.found) else self.found
 
 
 def _first_child(el: etree._Element, tag: str) -> etree._Element | None:
@@ -225,82 +259,127 @@ def _entry_name(entry: SowEntry) -> str | None:
     return (name.text or "").strip() or None
 
 
-def _typed_values(model: ConfigModel) -> tuple[_Value, ...]:
-    """Every element the table types, with its value and a readable place: one walk per config
+def _typed_values(model: ConfigModel) -> list[_Group]:
+    """Every element the table types, grouped by value type and text: one walk per config
     that the six UNIT rules share."""
     return model.shared(_collect_typed_values)
 
 
-def _collect_typed_values(model: ConfigModel) -> tuple[_Value, ...]:
-    return tuple(_walk_typed_values(model))
+def _collect_typed_values(model: ConfigModel) -> list[_Group]:
+    return [*_collect_groups(_walk_typed_values(model)), *_sow_entry_values(model)]
 
 
-_Pending = list[tuple[etree._Element, _Node, tuple[str, ...]]]  # elements still to walk, with their place
+_Pending = list[tuple[etree._Element, _Node, _Where]]  # elements still to walk, with their place
 
 
 def _walk_typed_values(model: ConfigModel) -> Iterator[_Value]:
-    """Walk the tree along the table. SOW entries (hundreds per config) are not scanned child
-    by child: the model's sections of them are asked for the names the table types."""
-    sow_where: dict[etree._Element, tuple[str, ...]] = {}
+    """Walk the tree along the table, outside the SOW entries (``_sow_entry_values``)."""
     pending: _Pending = []
     for child in model.root.el:
         tag = child.tag
         if not isinstance(tag, str):
             continue
         sub = _TREE.children.get(_TREE.synonyms.get(tag, tag))
-        if sub is _SOW_NODE:
-            name = _name_of(child)
-            sow_where[child] = (f"SOW '{name}'",) if name else ("SOW",)
-        elif sub is not None:
+        if sub is not None and sub is not _SOW_NODE:
             yield from _visit(child, sub, (), pending)
     yield from _walk(pending)
-    for entry in model.sow_entries:
-        node = _SOW_NODE.children.get(entry.kind)
-        if node is None:
-            continue
+
+
+def _sow_entry_values(model: ConfigModel) -> Iterator[_Group]:
+    """The typed children of SOW entries. There are hundreds of entries per config, so they are
+    not walked: the model's index of their children by text gives each group directly."""
+    sow_where = {}
+    for sow in model.root.all("SOW"):
+        name = _name_of(sow)
+        sow_where[sow] = (f"SOW '{name}'",) if name else ("SOW",)
+
+    def where(entry: SowEntry) -> tuple[str, ...]:
         name = _entry_name(entry)
-        where = (f"{entry.kind} '{name}'",) if name else (*sow_where[entry.el.getparent()], entry.kind)
-        for canonical in entry.names():
-            sub = node.children.get(canonical)
-            if sub is not None:
-                for child in entry.all(canonical):
-                    yield from _visit(child, sub, where, pending)
-        yield from _walk(pending)
+        return (f"{entry.kind} '{name}'",) if name else (*sow_where[entry.el.getparent()], entry.kind)
+
+    for kind, node in _SOW_NODE.children.items():
+        for canonical, sub in node.children.items():
+            found = model.child_texts(canonical, kind)
+            if sub.value_type is not None:
+                for text, pairs in found.items():
+                    if "${" not in text:  # an undefined variable is GEN-007
+                        yield _Group(sub.value_type, text, partial(_leaf_values, pairs, sub.value_type, text, where))
+            if sub.children:  # deeper values (History/Window...) are rare: walked as elsewhere
+                pending: _Pending = []
+                for pairs in found.values():
+                    for entry, el in pairs:
+                        pending.append((el, sub, partial(_nested_place, el, canonical, partial(where, entry))))
+                yield from _collect_groups(_walk(pending))
+
+
+def _leaf_values(
+    pairs: list[tuple[SowEntry, etree._Element]], value_type: ValueType, text: str, where: Callable[[SowEntry], tuple[str, ...]]
+) -> list[_Value]:
+    """The values among SOW entry children with one text (an element with child elements has no value)."""
+    return [
+        _Value(el, value_type, text, partial(where, entry))
+        for entry, el in pairs
+        if len(el) == 0 or not any(isinstance(c.tag, str) for c in el)
+    ]
+
+
+def _collect_groups(values: Iterator[_Value]) -> list[_Group]:
+    """Values grouped by value type and text, for the walks that list them one by one."""
+    groups: dict[tuple[int, str], _Group] = {}
+    for value in values:
+        key = (id(value.value_type), value.text)
+        group = groups.get(key)
+        if group is None:
+            groups[key] = _Group(value.value_type, value.text, [value])
+        else:
+            group.values().append(value)
+    return list(groups.values())
 
 
 def _walk(pending: _Pending) -> Iterator[_Value]:
     """The typed values below the pending elements."""
     while pending:
         el, node, where = pending.pop()
-        for child in el:
+        for child in el.iterchildren(*node.tags):  # only the tags the table names (not every txlog Topic)
             tag = child.tag
-            if isinstance(tag, str):
-                sub = node.children.get(node.synonyms.get(tag, tag))
-                if sub is not None:
-                    yield from _visit(child, sub, where, pending)
+            yield from _visit(child, node.children[node.synonyms.get(tag, tag)], where, pending)
 
 
-def _visit(el: etree._Element, node: _Node, where: tuple[str, ...], pending: _Pending) -> Iterator[_Value]:
+def _visit(el: etree._Element, node: _Node, where: _Where, pending: _Pending) -> Iterator[_Value]:
     """The value of ``el`` if the table types it; ``el`` is queued when the table goes deeper."""
     if node.value_type is not None and (len(el) == 0 or not any(isinstance(c.tag, str) for c in el)):
         text = (el.text or "").strip()
         if "${" not in text:  # an undefined variable is GEN-007
-            subject = f"<{el.tag}> in {'/'.join(where)}" if where else f"<{el.tag}>"
-            yield _Value(el, node.value_type, text, subject)
+            yield _Value(el, node.value_type, text, where)
     if node.children:
-        canonical = node.path.rsplit("/", 1)[-1]
-        name = _name_of(el)
-        pending.append((el, node, (f"{canonical} '{name}'",) if name else (*where, canonical)))
+        pending.append((el, node, partial(_nested_place, el, node.path.rsplit("/", 1)[-1], where)))
+
+
+def _nested_place(el: etree._Element, canonical: str, where: _Where) -> tuple[str, ...]:
+    """Where the values below ``el`` are: ``el`` by its Name, else ``el`` inside ``where``."""
+    name = _name_of(el)
+    return (f"{canonical} '{name}'",) if name else (*_place(where), canonical)
+
+
+def _reports(model: ConfigModel, check: Callable[[ValueType, str], tuple[str, str | None] | None]) -> Iterator[Issue]:
+    """``check`` each group once; a (detail, hint) it returns is reported for every element of
+    the group, as "<subject><detail>"."""
+    for group in _typed_values(model):
+        found = check(group.value_type, group.text)
+        if found is not None:
+            detail, hint = found
+            for value in group.values():
+                yield Issue(value.el, f"{value.subject}{detail}", hint)
 
 
 def _interval_text(nanos: int) -> str:
     return "0s" if nanos == 0 else format_interval(nanos)
 
 
-def _intervals(value: _Value) -> list[str]:
-    if value.value_type.kind is Kind.INTERVAL_LIST:
-        return [part for part in _LIST_SPLIT.split(value.text) if part] or [""]
-    return [value.text]
+def _intervals(value_type: ValueType, text: str) -> list[str]:
+    if value_type.kind is Kind.INTERVAL_LIST:
+        return [part for part in _LIST_SPLIT.split(text) if part] or [""]
+    return [text]
 
 
 # ---------------------------------------------------------------------------------------
@@ -327,31 +406,34 @@ def _intervals(value: _Value) -> list[str]:
   </TransactionLog>""",
 )
 def invalid_value(model: ConfigModel) -> Iterator[Issue]:
-    for value in _typed_values(model):
-        kind = value.value_type.kind
-        if value.text in value.value_type.words:
-            continue
-        if kind in (Kind.INTERVAL, Kind.INTERVAL_LIST):
-            if value.value_type.owner:
-                continue
-            for part in _intervals(value):
-                try:
-                    parse_interval(part)
-                except UnitError as exc:
-                    yield Issue(value.el, f"{value.subject}: {exc.message if part else 'the interval is empty'}", exc.hint)
-                    break
-        elif kind is Kind.COUNT:
+    return _reports(model, _invalid_value)
+
+
+def _invalid_value(value_type: ValueType, text: str) -> tuple[str, str | None] | None:
+    kind = value_type.kind
+    if text in value_type.words:
+        return None
+    if kind in (Kind.INTERVAL, Kind.INTERVAL_LIST):
+        if value_type.owner:
+            return None
+        for part in _intervals(value_type, text):
             try:
-                parse_count(value.text)
+                parse_interval(part)
             except UnitError as exc:
-                yield Issue(value.el, f"{value.subject}: {exc.message}", exc.hint)
-        elif kind is Kind.PERCENT and not _PERCENT.fullmatch(value.text):
-            number = value.text.rstrip("% ")
-            hint = f"write {number}%" if re.fullmatch(r"[0-9]+(\.[0-9]+)?", number) else "write a percentage such as 50%"
-            yield Issue(value.el, f"{value.subject}: '{value.text}' is not a percentage", hint)
-        elif kind is Kind.OCTAL and not _OCTAL.fullmatch(value.text):
-            hint = f"write 0{value.text}" if re.fullmatch(r"[0-7]{3}", value.text) else "write four octal digits, e.g. 0640"
-            yield Issue(value.el, f"{value.subject}: '{value.text}' is not a 4-digit octal file mask", hint)
+                return f": {exc.message if part else 'the interval is empty'}", exc.hint
+    elif kind is Kind.COUNT:
+        try:
+            parse_count(text)
+        except UnitError as exc:
+            return f": {exc.message}", exc.hint
+    elif kind is Kind.PERCENT and not _PERCENT.fullmatch(text):
+        number = text.rstrip("% ")
+        hint = f"write {number}%" if re.fullmatch(r"[0-9]+(\.[0-9]+)?", number) else "write a percentage such as 50%"
+        return f": '{text}' is not a percentage", hint
+    elif kind is Kind.OCTAL and not _OCTAL.fullmatch(text):
+        hint = f"write 0{text}" if re.fullmatch(r"[0-7]{3}", text) else "write four octal digits, e.g. 0640"
+        return f": '{text}' is not a 4-digit octal file mask", hint
+    return None
 
 
 @rule(
@@ -371,21 +453,20 @@ def invalid_value(model: ConfigModel) -> Iterator[Issue]:
   </Admin>""",
 )
 def undocumented_interval(model: ConfigModel) -> Iterator[Issue]:
-    for value in _typed_values(model):
-        if value.value_type.kind not in (Kind.INTERVAL, Kind.INTERVAL_LIST) or value.text in value.value_type.words:
-            continue
-        for part in _intervals(value):
-            try:
-                interval = parse_interval(part)
-            except UnitError:
-                continue  # UNIT-001 (or the owning section rule)
-            if interval.undocumented:
-                yield Issue(
-                    value.el,
-                    f"{value.subject}: '{part}' {interval.undocumented}",
-                    f"write {_interval_text(interval.nanos)}",
-                )
-                break
+    return _reports(model, _undocumented_interval)
+
+
+def _undocumented_interval(value_type: ValueType, text: str) -> tuple[str, str | None] | None:
+    if value_type.kind not in (Kind.INTERVAL, Kind.INTERVAL_LIST) or text in value_type.words:
+        return None
+    for part in _intervals(value_type, text):
+        try:
+            interval = parse_interval(part)
+        except UnitError:
+            continue  # UNIT-001 (or the owning section rule)
+        if interval.undocumented:
+            return f": '{part}' {interval.undocumented}", f"write {_interval_text(interval.nanos)}"
+    return None
 
 
 @rule(
@@ -412,13 +493,17 @@ def undocumented_interval(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def invalid_byte_size(model: ConfigModel) -> Iterator[Issue]:
-    for value in _typed_values(model):
-        if value.value_type.kind is not Kind.BYTES:
-            continue
-        try:
-            parse_bytes(value.text)
-        except UnitError as exc:
-            yield Issue(value.el, f"{value.subject}: {exc.message if value.text else 'the size is empty'}", exc.hint)
+    return _reports(model, _invalid_byte_size)
+
+
+def _invalid_byte_size(value_type: ValueType, text: str) -> tuple[str, str | None] | None:
+    if value_type.kind is not Kind.BYTES:
+        return None
+    try:
+        parse_bytes(text)
+    except UnitError as exc:
+        return f": {exc.message if text else 'the size is empty'}", exc.hint
+    return None
 
 
 @rule(
@@ -445,15 +530,19 @@ def invalid_byte_size(model: ConfigModel) -> Iterator[Issue]:
   </SOW>""",
 )
 def count_exponent(model: ConfigModel) -> Iterator[Issue]:
-    for value in _typed_values(model):
-        if value.value_type.kind is not Kind.COUNT:
-            continue
-        try:
-            count = parse_count(value.text)
-        except UnitError:
-            continue  # UNIT-001
-        if count.undocumented:
-            yield Issue(value.el, f"{value.subject}: '{value.text}' {count.undocumented}", f"write {count.value}")
+    return _reports(model, _count_exponent)
+
+
+def _count_exponent(value_type: ValueType, text: str) -> tuple[str, str | None] | None:
+    if value_type.kind is not Kind.COUNT:
+        return None
+    try:
+        count = parse_count(text)
+    except UnitError:
+        return None  # UNIT-001
+    if count.undocumented:
+        return f": '{text}' {count.undocumented}", f"write {count.value}"
+    return None
 
 
 @rule(
@@ -475,20 +564,20 @@ def count_exponent(model: ConfigModel) -> Iterator[Issue]:
   </TransactionLog>""",
 )
 def flag_spelling(model: ConfigModel) -> Iterator[Issue]:
-    for value in _typed_values(model):
-        kind = value.value_type.kind
-        if kind is Kind.FLAG and value.value_type.flag and value.text not in value.value_type.flag:
-            on, off = value.value_type.flag
-            if value.text in TRUE_WORDS:
-                yield Issue(value.el, f"{value.subject}: '{value.text}' is documented as {on} for this element", f"write {on}")
-            elif value.text in FALSE_WORDS:
-                yield Issue(value.el, f"{value.subject}: '{value.text}' is documented as {off} for this element", f"write {off}")
-        elif kind is Kind.PATH_OR_DISABLED and value.text != "disabled" and value.text.lower() in _OFF_WORDS | {"disabled"}:
-            yield Issue(
-                value.el,
-                f"{value.subject}: '{value.text}' would be read as a directory name; only 'disabled' turns minidumps off",
-                "write disabled",
-            )
+    return _reports(model, _flag_spelling)
+
+
+def _flag_spelling(value_type: ValueType, text: str) -> tuple[str, str | None] | None:
+    kind = value_type.kind
+    if kind is Kind.FLAG and value_type.flag and text not in value_type.flag:
+        on, off = value_type.flag
+        if text in TRUE_WORDS:
+            return f": '{text}' is documented as {on} for this element", f"write {on}"
+        if text in FALSE_WORDS:
+            return f": '{text}' is documented as {off} for this element", f"write {off}"
+    elif kind is Kind.PATH_OR_DISABLED and text != "disabled" and text.lower() in _OFF_WORDS | {"disabled"}:
+        return f": '{text}' would be read as a directory name; only 'disabled' turns minidumps off", "write disabled"
+    return None
 
 
 @rule(
@@ -506,17 +595,20 @@ def flag_spelling(model: ConfigModel) -> Iterator[Issue]:
   </Tuning>""",
 )
 def limit(model: ConfigModel) -> Iterator[Issue]:
-    for value in _typed_values(model):
-        minimum = value.value_type.min_nanos
-        if minimum is None or value.value_type.kind is not Kind.INTERVAL:
-            continue
-        try:
-            interval = parse_interval(value.text)
-        except UnitError:
-            continue  # UNIT-001
-        if interval.nanos < minimum:
-            yield Issue(
-                value.el,
-                f"{value.subject} is {value.text}, below the documented minimum of {_interval_text(minimum)}",
-                f"use at least {_interval_text(minimum)}",
-            )
+    return _reports(model, _limit)
+
+
+def _limit(value_type: ValueType, text: str) -> tuple[str, str | None] | None:
+    minimum = value_type.min_nanos
+    if minimum is None or value_type.kind is not Kind.INTERVAL:
+        return None
+    try:
+        interval = parse_interval(text)
+    except UnitError:
+        return None  # UNIT-001
+    if interval.nanos < minimum:
+        return (
+            f" is {text}, below the documented minimum of {_interval_text(minimum)}",
+            f"use at least {_interval_text(minimum)}",
+        )
+    return None

@@ -169,6 +169,16 @@ def _close_over_joins(view: SowEntry, grouped: set[str], single: bool) -> set[st
     return grouped
 
 
+def _aliases(view: SowEntry) -> dict[str, str]:
+    """Projection alias -> the expression it names (the last definition wins)."""
+    aliases = {}
+    for field in view_fields(view, "Projection"):
+        source, alias = split_alias(field.text or "")
+        if alias:
+            aliases[alias] = source
+    return aliases
+
+
 @rule(
     "VW-013", "view-grouping-identifier", Severity.ERROR,
     "A Grouping field must be an identifier of an underlying topic.",
@@ -194,11 +204,7 @@ def grouping_identifier(model: ConfigModel) -> Iterator[Issue]:
         return
     for view in views:
         topics = {ref.topic for ref in view_refs(model, view)}
-        aliases = {}
-        for field in view_fields(view, "Projection"):
-            source, alias = split_alias(field.text or "")
-            if alias:
-                aliases[alias] = source
+        aliases: dict[str, str] | None = None  # read from Projection when a Grouping field needs them
         for field in view_fields(view, "Grouping"):
             text = (field.text or "").strip()
             if not text:
@@ -223,6 +229,8 @@ def grouping_identifier(model: ConfigModel) -> Iterator[Issue]:
                                 f"use one of the view's underlying topics: {', '.join(sorted(topics))}")
                 continue
             ident = _norm_ident("", match.group("f"), True)
+            if aliases is None:
+                aliases = _aliases(view)
             source = aliases.get(ident)
             plain = _IDENT.fullmatch(blank_strings(source)) if source is not None else None
             if source is not None and (plain is None or _norm_ident("", plain.group("f"), True) != ident):
