@@ -232,6 +232,7 @@ def lint_file(path: str, plan: _Plan, options: LintOptions) -> FileReport:
             suppressed += 1
             continue
         kept.append(finding)
-    unique = sorted(set(kept), key=Finding.sort_key)
+    # dict.fromkeys, not set: duplicates go but ties keep rule order, so runs are reproducible
+    unique = sorted(dict.fromkeys(kept), key=Finding.sort_key)
     lines = {(f.location.path, f.location.line): config.source_line(f.location) for f in unique if f.location.line}
     return FileReport(path, unique, suppressed, lines)
