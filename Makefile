@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench bench-filter bench-delta bench-affinity bench-journal jq docs clean
+.PHONY: demo test bench bench-filter bench-delta bench-affinity bench-journal bench-sow jq docs clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "ampsctl needs Python 3.11+")'
@@ -35,6 +35,7 @@ bench: $(STAMP) jq
 	$(PY) bench/delta.py
 	$(PY) bench/affinity.py
 	$(PY) bench/journal.py
+	$(PY) bench/sow_query.py
 
 # jq is the peer of bench/delta.py (Debian package jq), installed like xmllint above.
 jq:
@@ -62,6 +63,10 @@ bench-affinity: $(STAMP)
 # The journal alone: 1M group-commit appends and scans against orjson JSON Lines (no tool to install).
 bench-journal: $(STAMP)
 	$(PY) bench/journal.py
+
+# SOW queries on 1M records against DuckDB over the same data as JSONL (duckdb is in the dev extra).
+bench-sow: $(STAMP)
+	$(PY) bench/sow_query.py
 
 docs: $(STAMP)
 	$(PY) -m ampsctl.cli.docgen

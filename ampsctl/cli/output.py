@@ -1,0 +1,49 @@
+"""Output helpers shared by the commands that print many records (journal, sow)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+
+def json_text(value: Any) -> str:
+    import orjson
+
+    return orjson.dumps(value).decode("utf-8")
+
+
+def json_array(items: Iterable[str]) -> Iterator[str]:
+    """A JSON array streamed one element per line (one element of lookahead for the commas)."""
+    yield "["
+    previous = None
+    for item in items:
+        if previous is not None:
+            yield previous + ","
+        previous = item
+    if previous is not None:
+        yield previous
+    yield "]"
+
+
+def write_lines(lines: Iterable[str]) -> None:
+    """Write lines in batches (a dump can have millions); what was produced before an error is kept."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # an in-process capture (tests) has no byte buffer
+        for line in lines:
+            sys.stdout.write(line + "\n")
+        return
+    sys.stdout.flush()
+    batch: list[str] = []
+    size = 0
+    try:
+        for line in lines:
+            batch.append(line)
+            size += len(line)
+            if size >= 1 << 20:
+                buffer.write(("\n".join(batch) + "\n").encode("utf-8", "surrogateescape"))
+                batch, size = [], 0
+    finally:
+        if batch:
+            buffer.write(("\n".join(batch) + "\n").encode("utf-8", "surrogateescape"))
+        buffer.flush()

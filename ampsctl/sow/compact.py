@@ -1,0 +1,128 @@
+"""Journal compaction (local engine): the SOW files a journal implies at a point in time.
+
+``compact`` replays a journal into a fresh ``SowStore`` up to an as-of point and writes one SOW
+file per configured SOW topic (persistent and transient alike; a Pattern topic's concrete
+topics share their container's file). It is the reference the Spark engine of the pipeline
+issue must agree with.
+
+* As-of point: a bookmark (``h|seq|``: that record included; ``0``: nothing; ``0|1|``: the
+  whole journal) or a timestamp (every record stamped at or before it). Default: the whole
+  journal.
+* Expiration: records due at ``now`` are expired, as recovery would at that moment. ``now``
+  defaults to the as-of timestamp, else to the timestamp of the last record read, so the
+  result depends on the journal alone, never on a clock.
+* Files are named ``<Name>.<MessageType>.sow`` (``%n``), the name percent-encoded where it
+  holds characters a file name cannot (``/ett/order`` -> ``%2Fett%2Forder.fix.sow``); each is
+  written to a temporary file and renamed into place. Existing files are only replaced with
+  ``overwrite``; every target is checked before anything is written.
+* A record the SOW cannot apply (a message without its key fields...) stops compaction with
+  its sequence, unless ``on_error`` takes it (``--keep-going``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from ampsctl.errors import UsageError
+from ampsctl.sow.checkpoint import write_group
+from ampsctl.sow.errors import ReplayError
+from ampsctl.sow.spec import TopicSpec
+from ampsctl.sow.store import SowStore
+
+
+@dataclass(frozen=True, slots=True)
+class CompactedFile:
+    name: str
+    message_type: str
+    path: str
+    records: int
+    topics: int  # concrete topics (more than one only for a Pattern topic)
+
+
+@dataclass(frozen=True, slots=True)
+class CompactResult:
+    files: list[CompactedFile]
+    scanned: int  # journal records read
+    applied: int  # of those, records that went to a SOW topic
+    last_sequence: int  # the as-of point: the last journal sequence applied (0: none)
+    now: int | None  # the time expirations were processed at (None: nothing read, nothing to expire)
+    expired: int
+    skipped: int  # records refused and skipped through on_error
+
+
+def file_name(spec: TopicSpec) -> str:
+    """``<Name>.<MessageType>.sow`` with unsafe characters percent-encoded."""
+    return quote(f"{spec.name}.{spec.message_type}", safe="-_.~@+=,") + ".sow"
+
+
+def compact(
+    journal: str | os.PathLike[str],
+    specs: Sequence[TopicSpec],
+    out_dir: str | os.PathLike[str],
+    *,
+    as_of: str | None = None,
+    now: int | None = None,
+    overwrite: bool = False,
+    on_error: Callable[[ReplayError], None] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> CompactResult:
+    """Build the SOW files of ``specs`` from ``journal`` into ``out_dir``."""
+    from ampsctl.journal.bookmarks import parse_position
+    from ampsctl.journal.reader import JournalReader
+
+    reader = JournalReader(journal)
+    if Path(out_dir).exists() and not Path(out_dir).is_dir():
+        raise UsageError(f"--out {out_dir} is a file, not a directory", hint="give a directory for the SOW files (it is created if missing)")
+    targets = [Path(out_dir) / file_name(spec) for spec in specs]
+    _check_targets(targets, overwrite)
+    to_sequence = to_timestamp = None
+    if as_of is not None:
+        position = parse_position(as_of)
+        if position.timestamp is not None:
+            to_timestamp = position.timestamp
+            now = to_timestamp if now is None else now
+        else:
+            to_sequence = reader.seek_bookmark(as_of)  # checks the bookmark names a record of this journal
+    store = SowStore(specs)
+    scanned = applied = skipped = 0
+    last_timestamp = None
+    if to_sequence != 0:
+        for record in reader.scan(to_sequence=to_sequence, to_timestamp=to_timestamp):
+            scanned += 1
+            last_timestamp = record.timestamp
+            if store.route(record.topic, record.message_type) is not None:
+                applied += 1
+            try:
+                store.apply(record)
+            except ReplayError as exc:
+                if on_error is None:
+                    raise
+                skipped += 1
+                on_error(exc)
+            if progress is not None and not scanned & 0xFFFF:
+                progress(scanned)
+    if progress is not None:
+        progress(scanned)
+    if now is None:
+        now = last_timestamp
+    expired = len(store.sweep(now)) if now is not None else 0
+    files = []
+    for group, target in zip(store.groups, targets, strict=True):
+        count = write_group(target, group, sequence=store.last_sequence)
+        files.append(CompactedFile(group.spec.name, group.spec.message_type, str(target), count, len(group.topics)))
+    return CompactResult(files, scanned, applied, store.last_sequence, now, expired, skipped)
+
+
+def _check_targets(targets: list[Path], overwrite: bool) -> None:
+    seen: set[Path] = set()
+    for target in targets:
+        if target in seen:
+            raise UsageError(f"two SOW topics would both be written to {target}",
+                             hint="each (Name, MessageType) pair must be configured once")
+        seen.add(target)
+        if target.exists() and not overwrite:
+            raise UsageError(f"{target} already exists", hint="pass --force to replace existing SOW files, or pick another --out")

@@ -1,0 +1,111 @@
+"""The message side of a SOW topic: parse, key, merge and serialize through ampsctl.messages.
+
+One ``Payloads`` per topic wraps the codec of its message type, so the SOW never has a second
+merge or key implementation (DESIGN.md): delta publish is ``codec.merge``, generated keys are
+``messages.keys.generate_key`` over ``stream.record_key_values``, publisher keys go through
+``keys.check_supplied_key`` (Base64 characters only).
+
+Types without a codec here (``binary``, ``bflat``, ``msgpack``, ...) are *opaque*: the payload
+is stored as it is, a publisher-supplied key is required, a delta publish stores the literal
+delta (spec/messages.md §6.2 R5), and filters, select lists and generated keys are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import orjson
+
+from ampsctl.errors import InputError, UsageError
+from ampsctl.messages.json_record import JsonRecord
+from ampsctl.messages.keys import check_supplied_key, generate_key
+from ampsctl.messages.stream import record_key_values
+
+
+class Payloads:
+    """Parse/key/merge/serialize for one message type."""
+
+    __slots__ = ("message_type", "codec")
+
+    def __init__(self, message_type: str) -> None:
+        from ampsctl.messages.types import codec
+
+        self.message_type = message_type
+        try:
+            self.codec: Any = codec(message_type)
+        except UsageError:
+            self.codec = None  # opaque: stored as bytes, see the module docstring
+
+    @property
+    def opaque(self) -> bool:
+        return self.codec is None
+
+    def parse(self, raw: bytes) -> Any:
+        """The document of a payload (the raw bytes for an opaque type); InputError on garbage."""
+        return raw if self.codec is None else self.codec.parse(raw)
+
+    def serialize(self, doc: Any) -> bytes:
+        return bytes(doc) if self.codec is None else self.codec.serialize(doc)
+
+    def merge(self, stored: Any, delta: Any) -> Any:
+        """Delta publish: the stored document updated by the delta (the delta itself when opaque)."""
+        return delta if self.codec is None else self.codec.merge(stored, delta)
+
+    def record(self, doc: Any) -> Any:
+        """The filterable record of a document; InputError for an opaque type."""
+        if self.codec is None:
+            raise InputError(
+                f"messages of type '{self.message_type}' cannot be filtered",
+                code="SOW_TYPE",
+                hint="content filters, select lists and order-by need a parsed type: json, xml, fix or nvfix",
+            )
+        return self.codec.record(doc)
+
+    def matcher(self, predicate: Callable[[Any], bool]) -> Callable[[bytes], Any]:
+        """``raw -> document`` when the message passes ``predicate``, else None (scans' inner loop).
+
+        JSON takes a direct route (orjson and JsonRecord without the codec's checks, which
+        every stored message passed when it was published); a message that no longer parses
+        is an InputError, as from ``parse``.
+        """
+        if self.message_type == "json" and self.codec is not None:
+            loads, record = orjson.loads, JsonRecord
+
+            def test_json(raw: bytes) -> Any:
+                try:
+                    doc = loads(raw)
+                except orjson.JSONDecodeError:
+                    doc = self.parse(raw)  # raises the codec's error
+                return doc if predicate(record(doc)) else None
+
+            return test_json
+        parse, fields = self.parse, self.record
+
+        def test(raw: bytes) -> Any:
+            doc = parse(raw)
+            return doc if predicate(fields(doc)) else None
+
+        return test
+
+    def select(self, doc: Any, paths: Sequence[str]) -> Any:
+        """The document reduced to the fields of a select list (the codec's diff against nothing)."""
+        if self.codec is None:
+            self.record(doc)  # raises the opaque-type error
+        return self.codec.diff(None, doc, (), send_keys=False, select=list(paths))
+
+    def key(self, doc: Any, *, key_fields: Sequence[str], domain: str, supplied: str | None) -> str:
+        """The SOW key of a message: generated from ``key_fields``, else the publisher's ``supplied`` one."""
+        if key_fields:
+            if self.codec is None:
+                raise InputError(
+                    f"a SOW topic of type '{self.message_type}' cannot generate keys from Key fields",
+                    code="SOW_TYPE", hint="remove the <Key> elements and have publishers send a SowKey",
+                )
+            return generate_key(domain, record_key_values(self.codec, doc, key_fields))
+        if supplied is None:
+            raise InputError(
+                "the topic has no Key fields and the message carries no SowKey",
+                code="SOWKEY", hint="publishers must send a SowKey on topics configured without <Key>",
+            )
+        return check_supplied_key(supplied)

@@ -1,0 +1,151 @@
+"""Start-up recovery: load each SOW file, replay the journal after it, expire what is due.
+
+Theory of operation (AMPS's own model, DESIGN.md; seeds 001 and 003):
+
+1. Persistent topic with a readable SOW file: its records are loaded and the group is complete
+   through the file's ``last_sequence``. A file *ahead* of the journal (the journal was
+   deleted or cut) is kept as it is ("AMPS takes no action") and journal records are applied
+   from the journal's end on, so later records are never skipped.
+2. Persistent topic whose file is missing, damaged (bad page, failed CRC, truncated) or
+   incompatible (other Key fields, KeyDomain, message type): rebuilt from the journal from its
+   RecoveryPoint (``epoch``, the default, is the start). A damaged or incompatible file is
+   renamed to ``<file>.damaged`` so nothing is destroyed; the next checkpoint writes a new one.
+   A file that is not a SOW file at all, or of a newer format version, stops recovery instead:
+   it is not ours to replace.
+3. Transient topic: rebuilt from the journal from its RecoveryPoint (``now``: empty).
+4. One scan of the journal from the lowest start point applies every record to the groups
+   that need it (``SowStore.apply`` skips what a group already holds). A torn journal tail is
+   not read (the reader excludes it; the writer cuts it when the broker reopens the journal);
+   damage before the tail stops recovery with JournalCorruptError, never a silent skip.
+5. Expirations due at the caller's ``now`` are processed (seed 003: "AMPS processes
+   expirations during startup"); they are returned so the broker can journal them.
+Recovery reads the journal and never writes it; it reads SOW files and writes only the
+renames of step 2.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ampsctl.errors import EnvironmentProblem
+from ampsctl.sow.checkpoint import load_group
+from ampsctl.sow.errors import ReplayError, SowFileError
+from ampsctl.sow.record import Change
+from ampsctl.sow.spec import TopicSpec
+from ampsctl.sow.store import SowStore, TopicGroup
+
+
+@dataclass(slots=True)
+class GroupRecovery:
+    """How one SOW topic was recovered."""
+
+    name: str
+    message_type: str
+    path: str | None  # the SOW file (None: transient)
+    source: str  # "file", "rebuilt" (file missing/damaged), "journal" (transient), "empty" (RecoveryPoint now)
+    loaded: int = 0  # records read from the file
+    file_sequence: int | None = None  # the file's last_sequence
+    replayed: int = 0  # journal records applied
+    problem: str | None = None  # why the file was not used, or a note (file ahead of the journal)
+
+
+@dataclass(slots=True)
+class RecoveryResult:
+    store: SowStore
+    groups: list[GroupRecovery]
+    expired: list[Change] = field(default_factory=list)
+    journal_last_sequence: int = 0
+    torn_tail: str | None = None  # what the reader left out at the end of the journal
+
+
+def sow_path(spec: TopicSpec, base_dir: str | os.PathLike[str]) -> Path | None:
+    """Where a persistent topic's SOW file is: FileName with %n expanded, relative to ``base_dir``."""
+    name = spec.file_path()
+    return None if name is None else Path(base_dir) / name
+
+
+def recover(
+    specs: Sequence[TopicSpec],
+    *,
+    journal: str | os.PathLike[str] | None,
+    now: int,
+    base_dir: str | os.PathLike[str] = ".",
+    on_error: Callable[[ReplayError], None] | None = None,
+) -> RecoveryResult:
+    """Recover every SOW topic of ``specs``; see the module docstring for the steps."""
+    from ampsctl.journal.reader import JournalReader
+
+    reader = JournalReader(journal) if journal is not None and Path(journal).is_dir() else None
+    last = reader.last_sequence if reader is not None else 0
+    store = SowStore(specs)
+    reports = [_prepare(store, position, base_dir, last) for position in range(len(store.groups))]
+    if reader is not None and store.groups:
+        start = min(group.sequence for group in store.groups)
+        counts = [0] * len(store.groups)
+        positions = {id(group): position for position, group in enumerate(store.groups)}
+        wanted = _topic_test(specs)
+        for record in reader.scan(after_sequence=start, topics=wanted):
+            group = store.route(record.topic, record.message_type)
+            before = group.sequence if group is not None else 0
+            try:
+                store.apply(record)
+            except ReplayError as exc:
+                if on_error is None:
+                    raise
+                on_error(exc)
+            if group is not None and group.sequence != before:
+                counts[positions[id(group)]] += 1
+        for report, count in zip(reports, counts, strict=True):
+            report.replayed = count
+    store.last_sequence = max(store.last_sequence, last)
+    expired = store.sweep(now)
+    torn = str(reader.torn_tail) if reader is not None and reader.torn_tail is not None else None
+    return RecoveryResult(store, reports, expired, last, torn)
+
+
+def _prepare(store: SowStore, position: int, base_dir: str | os.PathLike[str], last: int) -> GroupRecovery:
+    """Load one group's file (or decide where its replay starts); the report of what happened."""
+    group = store.groups[position]
+    spec = group.spec
+    path = sow_path(spec, base_dir)
+    start_over = 0 if spec.recovery_point == "epoch" else last
+    if path is None:
+        group.sequence = start_over
+        return GroupRecovery(spec.name, spec.message_type, None, "journal" if start_over == 0 else "empty")
+    report = GroupRecovery(spec.name, spec.message_type, str(path), "rebuilt")
+    if not path.exists():
+        report.problem = "no SOW file yet"
+        group.sequence = start_over
+        return report
+    fresh = TopicGroup(spec)
+    try:
+        meta = load_group(path, fresh)
+    except SowFileError as exc:
+        if not exc.damaged:
+            raise  # not a SOW file, or a newer format: not ours to replace
+        report.problem = exc.message
+        aside = path.with_name(path.name + ".damaged")
+        try:
+            os.replace(path, aside)
+        except OSError as error:
+            raise EnvironmentProblem(f"cannot move the damaged SOW file {path} to {aside}: {error.strerror}",
+                                     code="SOW_IO", hint="check the directory's permissions") from None
+        group.sequence = start_over
+        return report
+    store.groups[position] = fresh
+    report.source, report.loaded, report.file_sequence = "file", len(fresh), meta.last_sequence
+    if fresh.sequence > last:
+        report.problem = f"the SOW file is ahead of the journal (file {fresh.sequence}, journal {last}); kept as it is"
+        fresh.sequence = last
+    return report
+
+
+def _topic_test(specs: Sequence[TopicSpec]) -> Callable[[str], bool]:
+    """Whether any spec could store a topic (message types are checked when a record is applied)."""
+    def wanted(topic: str) -> bool:
+        return any(spec.matches(topic, spec.message_type) for spec in specs)
+
+    return wanted

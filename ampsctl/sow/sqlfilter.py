@@ -1,0 +1,149 @@
+"""SQL pre-filters on memo-indexed columns: a sound narrowing of a filter, never a second semantics.
+
+Theory of operation. ``prefilter(expr, memo_paths)`` returns an SQL condition on the records
+table (or None: no narrowing) with one guarantee:
+
+    every row whose record the filter accepts makes the condition TRUE.
+
+The filter itself (``compile_filter``) still runs on every row the condition lets through,
+so the condition may let too many through but never too few. It is built only from what can be
+translated exactly or safely widened:
+
+* ``/f op literal`` (and ``literal op /f``), ``BETWEEN`` and ``IN`` with literals, ``IS [NOT]
+  NULL``, on a memo-indexed field ``f``, following ``values.compare_scalars`` case by case on
+  the typed columns ``num``/``txt`` of ``indexing.memo_value``: text against text compares in
+  code-point order (SQLite compares UTF-8 bytes, which is the same order), numbers against
+  numbers numerically (exact, since larger integers are marked complex), text without a
+  number against a number is greater than it;
+* ``AND`` keeps the parts it can translate (dropping one only widens); ``OR`` needs all of them;
+  ``NOT`` and everything else (functions, arithmetic, LIKE, fields compared with fields) are not
+  translated: TRUE;
+* rows flagged ``memo_complex`` (arrays, objects, NaN, huge integers) always pass.
+SQL's three-valued AND/OR/NULL agree with the filter's (``values.and3``/``or3``), and a row
+passes only on TRUE, as a record matches only on true.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ampsctl.filter import ast
+from ampsctl.filter.values import parse_number
+from ampsctl.sow.indexing import EXACT_FLOAT_INT
+from ampsctl.sow.query import constant, field_key
+
+_FLIP = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_SQL_OP = {"=": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_TRUE_IF_GREATER = {"=": False, "!=": True, "<": False, "<=": False, ">": True, ">=": True}
+_Condition = tuple[str, list[Any]]
+
+
+def prefilter(expr: ast.Expr, memo_paths: Sequence[str]) -> _Condition | None:
+    """An SQL condition with ``?`` parameters, or None when nothing narrows."""
+    from ampsctl.messages.paths import split_path
+
+    columns = {tuple(split_path(path)): number for number, path in enumerate(memo_paths)}
+    found = _condition(expr, columns)
+    if found is None:
+        return None
+    sql, params = found
+    return f"(memo_complex OR {sql})", params
+
+
+def _condition(expr: ast.Expr, columns: dict[tuple[str, ...], int]) -> _Condition | None:
+    if isinstance(expr, ast.And):
+        parts = [part for part in (_condition(operand, columns) for operand in expr.operands) if part is not None]
+        return _join(parts, "AND") if parts else None
+    if isinstance(expr, ast.Or):
+        parts = [_condition(operand, columns) for operand in expr.operands]
+        return None if any(part is None for part in parts) else _join(parts, "OR")  # type: ignore[arg-type]
+    if isinstance(expr, ast.Comparison):
+        for side, other, op in ((expr.left, expr.right, expr.op), (expr.right, expr.left, _FLIP[expr.op])):
+            column = _column(side, columns)
+            known, value = constant(other)
+            if column is not None and known:
+                return _compare(column, op, value)
+        return None
+    if isinstance(expr, ast.Between) and not expr.negated:
+        column = _column(expr.value, columns)
+        (low_known, low), (high_known, high) = constant(expr.low), constant(expr.high)
+        if column is None or not low_known or not high_known:
+            return None
+        parts = [_compare(column, ">=", low), _compare(column, "<=", high)]
+        return None if any(part is None for part in parts) else _join(parts, "AND")  # type: ignore[arg-type]
+    if isinstance(expr, ast.In) and not expr.negated:
+        column = _column(expr.value, columns)
+        options = [constant(option) for option in expr.options]
+        if column is None or not all(known for known, _ in options):
+            return None
+        parts = [_compare(column, "=", value) for _, value in options]
+        return None if any(part is None for part in parts) else _join(parts, "OR")  # type: ignore[arg-type]
+    if isinstance(expr, ast.IsNull):
+        column = _column(expr.value, columns)
+        if column is None:
+            return None
+        num, txt = f"m{column}n", f"m{column}t"
+        if expr.negated:
+            return f"({num} IS NOT NULL OR {txt} IS NOT NULL)", []
+        return f"({num} IS NULL AND {txt} IS NULL)", []
+    return None
+
+
+def _column(expr: ast.Expr, columns: dict[tuple[str, ...], int]) -> int | None:
+    if not isinstance(expr, ast.Field):
+        return None
+    path = field_key(expr)
+    return columns.get(path) if path is not None else None
+
+
+def _compare(column: int, op: str, value: Any) -> _Condition | None:
+    """``compare_scalars(op, stored, value)`` over the typed columns (None: cannot translate)."""
+    num, txt, sql_op = f"m{column}n", f"m{column}t", _SQL_OP[op]
+    if isinstance(value, bool):
+        value = 1 if value else 0
+    if value is None or value == "":
+        return "0", []  # a comparison with NULL is never true
+    if isinstance(value, int | float):
+        if isinstance(value, float) and math.isnan(value):
+            return "0", []
+        if not _exact(value):
+            return None
+        greater = 1 if _TRUE_IF_GREATER[op] else 0  # non-numeric text is greater than every number
+        return (f"(CASE WHEN {num} IS NOT NULL THEN {num} {sql_op} ? WHEN {txt} IS NOT NULL THEN {greater} "
+                "ELSE NULL END)"), [value]
+    if isinstance(value, str):
+        if not _storable(value):
+            return None
+        number = parse_number(value)
+        if number is None:
+            smaller = 1 if _TRUE_IF_GREATER[_FLIP[op]] else 0  # a number is smaller than this text
+            return (f"(CASE WHEN {txt} IS NOT NULL THEN {txt} {sql_op} ? WHEN {num} IS NOT NULL THEN {smaller} "
+                    "ELSE NULL END)"), [value]
+        if not _exact(number):
+            return None
+        return (f"(CASE WHEN {txt} IS NOT NULL THEN {txt} {sql_op} ? WHEN {num} IS NOT NULL THEN {num} {sql_op} ? "
+                "ELSE NULL END)"), [value, number]
+    return None
+
+
+def _exact(number: int | float) -> bool:
+    return not isinstance(number, int) or -EXACT_FLOAT_INT <= number <= EXACT_FLOAT_INT
+
+
+def _storable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _join(parts: list[_Condition], word: str) -> _Condition:
+    if len(parts) == 1:
+        return parts[0]
+    params: list[Any] = []
+    for _, part_params in parts:
+        params += part_params
+    return "(" + f" {word} ".join(sql for sql, _ in parts) + ")", params
