@@ -1,0 +1,103 @@
+"""One client socket: framing in, bounded buffering out (asyncio.Protocol).
+
+Theory of operation. asyncio calls ``data_received`` with whatever bytes arrived; the
+connection's ``FrameDecoder`` cuts frames (any split of the stream gives the same frames) and
+each frame goes to the server, which runs it through the core and executes the actions before
+the next frame is looked at. Writes go straight to the transport's buffer.
+
+Invariants:
+* A framing error (garbage, a frame over the size limit, a header that is not JSON, a stream
+  that ends inside a frame) closes this connection only, after the intact frames that came
+  before it in the same read were processed (§2.1 [REC], FrameError.frames).
+* Outbound bytes waiting in the transport never exceed ``outbound_limit`` for long: the write
+  that crosses it disconnects the client as a slow consumer, with a log line (issue 7, bad
+  input). Other clients are not affected: nothing waits on a slow socket.
+* Nothing is read from a connection once it is closing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from ampsctl.protocol.errors import FrameError, FrameTruncated
+from ampsctl.protocol.frames import FrameDecoder
+
+if TYPE_CHECKING:
+    from ampsctl.broker.server import BrokerServer
+
+log = logging.getLogger("ampsctl.broker")
+
+
+class ClientConnection(asyncio.Protocol):
+    """The protocol object asyncio creates for each accepted socket."""
+
+    def __init__(self, server: BrokerServer) -> None:
+        self.server = server
+        self.conn = 0
+        self.peer = ""
+        self.transport: asyncio.Transport | None = None
+        self.closing = False
+        self.decoder = FrameDecoder(server.settings.max_frame_size)
+
+    # ------------------------------------------------------------------ asyncio callbacks
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer or "")
+        self.conn = self.server.register(self)
+
+    def data_received(self, data: bytes) -> None:
+        if self.closing:
+            return
+        failure: FrameError | None = None
+        try:
+            frames = self.decoder.feed(data)
+        except FrameError as exc:
+            frames, failure = exc.frames, exc
+        for frame in frames:
+            if self.closing:
+                return
+            self.server.received(self, frame)
+        if failure is not None and not self.closing:
+            self.close(f"protocol error ({failure.code}): {failure.message}", level=logging.WARNING)
+
+    def eof_received(self) -> bool:
+        try:
+            self.decoder.finish()
+        except FrameTruncated as exc:
+            log.warning("connection %d (%s): %s", self.conn, self.peer, exc.message)
+        except FrameError:
+            pass  # the stream failed earlier and that was logged then
+        return False  # let asyncio close the socket
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closing = True
+        self.server.unregister(self)
+
+    # ------------------------------------------------------------------ used by the server
+
+    def write(self, data: bytes) -> None:
+        transport = self.transport
+        if self.closing or transport is None:
+            return
+        transport.write(data)
+        queued = transport.get_write_buffer_size()
+        if queued > self.server.settings.outbound_limit:
+            self.close(f"slow consumer: {queued} bytes queued for it, over the limit of "
+                       f"{self.server.settings.outbound_limit}", level=logging.WARNING, abort=True)
+
+    def close(self, reason: str, *, level: int = logging.INFO, abort: bool = False) -> None:
+        """Close after what is queued is written (``abort``: drop it, for slow consumers)."""
+        if self.closing:
+            return
+        self.closing = True
+        log.log(level, "connection %d (%s) closed: %s", self.conn, self.peer, reason)
+        if self.transport is not None:
+            if abort:
+                self.transport.abort()
+            else:
+                self.transport.close()

@@ -1,0 +1,128 @@
+"""publish, delta_publish and sow_delete (§5.2, §5.3, §5.9): journal, SOW, acks, fan-out.
+
+Order of what one publish produces (§7.1): ``Append`` of its journal record, the ``processed``
+ack, the deliveries and OOF notices it causes, then the ``persisted`` ack (held by the server
+until the record is on disk). A delta publish is merged by the SOW (``SowTopic.delta_publish``)
+and delivered "as if it had been published in full" (§5.3); on a topic without a SOW the
+literal message goes out.
+
+Duplicates (§5.2 [INF]): a publish whose ``s`` is not above the highest ``s`` seen for its
+client name is dropped; its acks report ``success`` with reason ``duplicate``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ampsctl.broker.core.actions import Action, Append, Send
+from ampsctl.broker.core.fanout import Update, UpdateKind
+from ampsctl.broker.core.queries import prepare, sow_topics
+from ampsctl.broker.core.refusal import INVALID_MESSAGE, Refused
+from ampsctl.broker.core.session import Session
+from ampsctl.broker.core.writes import Written
+from ampsctl.filter.regexes import has_metachars
+from ampsctl.journal.record import Command, sow_delete_payload
+from ampsctl.protocol.acks import AckType, stats_ack
+from ampsctl.protocol.commands import DeltaPublish, Publish, SowDelete, SowDeleteForm
+from ampsctl.protocol.errors import Reason
+from ampsctl.sow.record import ChangeKind
+
+if TYPE_CHECKING:
+    from ampsctl.broker.core.broker import BrokerCore
+
+
+def publish(core: BrokerCore, session: Session, cmd: Publish | DeltaPublish, now: int) -> list[Action]:
+    conn = session.conn
+    if core.publishers.is_duplicate(session.client_name, cmd.seq):
+        out: list[Action] = []
+        if cmd.wants(AckType.PROCESSED):
+            out.append(Send(conn, cmd.ack(AckType.PROCESSED, reason=Reason.DUPLICATE.value).encode()))
+        if cmd.wants(AckType.PERSISTED):
+            out.append(core.durable(conn, cmd.ack(AckType.PERSISTED, reason=Reason.DUPLICATE.value).encode()))
+        return out
+    kind = Command.DELTA_PUBLISH if isinstance(cmd, DeltaPublish) else Command.PUBLISH
+    written = core.writes.write(kind, cmd.topic, cmd.data, now=now, sow_key=cmd.sow_key, expiration=cmd.expiration,
+                                correlation_id=cmd.correlation_id, client_name=session.client_name,
+                                publisher_sequence=cmd.seq)
+    out = []
+    bookmark = None
+    if written.record is not None:
+        out.append(Append(written.record))
+        bookmark = written.record.bookmark
+    core.publishers.published(session.client_name, cmd.seq, bookmark)
+    if cmd.wants(AckType.PROCESSED):
+        out.append(Send(conn, cmd.ack(AckType.PROCESSED).encode()))
+    for update in updates(written, cmd.topic, cmd.data, correlation_id=cmd.correlation_id, bookmark=bookmark):
+        out += core.deliver(update, now)
+    if cmd.wants(AckType.PERSISTED):
+        out.append(core.durable(conn, cmd.ack(AckType.PERSISTED).encode()))
+    return out
+
+
+def updates(written: Written, topic: str, data: bytes, *, correlation_id: str | None,
+            bookmark: str | None) -> list[Update]:
+    """The fan-out of one write: one update per SOW change, or the message itself (no SOW)."""
+    group = written.group
+    if group is None:
+        return [Update(UpdateKind.PUBLISH, topic, data, correlation_id=correlation_id, bookmark=bookmark)]
+    out = []
+    for change in written.changes:
+        old = change.old.payload if change.old is not None else None
+        if change.new is None:
+            kind = UpdateKind.DELETE if change.kind is ChangeKind.DELETE else UpdateKind.EXPIRE
+            out.append(Update(kind, change.topic, None, old=old, key=change.key))
+            continue
+        update = Update(UpdateKind.PUBLISH, change.topic, change.new.payload, old=old, key=change.key,
+                        key_fields=group.spec.key_fields, correlation_id=correlation_id, bookmark=bookmark)
+        stored = group.topics.get(change.topic)
+        if stored is not None and stored.get(change.key) is change.new:
+            update.new_doc = stored.doc(change.key)  # the store parsed it already
+        out.append(update)
+    return out
+
+
+def sow_delete(core: BrokerCore, session: Session, cmd: SowDelete, now: int) -> list[Action]:
+    """§5.9: by filter, keys or data; OOF ``deleted`` to subscribers that had the records."""
+    message_type = core.settings.message_type
+    topics = sow_topics(core.store, cmd.topic, message_type)
+    if topics is None:
+        raise Refused(Reason.INVALID_TOPIC, f"topic {cmd.topic!r} has no SOW: there is nothing to delete")
+    form = cmd.form
+    if form is SowDeleteForm.BOOKMARKS:
+        raise Refused(Reason.INVALID_TOPIC, "sow_delete by bookmark acknowledges queue messages; "
+                                            "ampsctl's broker has no queues")
+    if form is SowDeleteForm.FILTER:
+        prepare(cmd.filter, (), (), topics)  # Refused ``bad filter`` before anything is written
+        payload = sow_delete_payload(filter=cmd.filter)
+    elif form is SowDeleteForm.KEYS:
+        payload = sow_delete_payload(keys=list(cmd.sow_keys))
+    else:
+        try:
+            payload = sow_delete_payload(data=cmd.data.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise Refused(INVALID_MESSAGE, "the sow_delete message is not UTF-8 text") from None
+    topic_matches = sum(len(topic) for topic in topics)
+    # A literal SOW topic nothing was published to yet still gets its (empty) delete journaled.
+    names = [topic.topic for topic in topics] or ([] if has_metachars(cmd.topic) else [cmd.topic])
+    out: list[Action] = []
+    deleted = 0
+    deliveries: list[Action] = []
+    for name in names:
+        written = core.writes.write(Command.SOW_DELETE, name, payload, now=now, client_name=session.client_name)
+        if written.record is not None:
+            out.append(Append(written.record))
+        deleted += sum(1 for change in written.changes if change.kind is ChangeKind.DELETE)
+        for update in updates(written, name, b"", correlation_id=None, bookmark=None):
+            deliveries += core.deliver(update, now)
+    if cmd.wants(AckType.PROCESSED):
+        out.append(Send(session.conn, cmd.ack(AckType.PROCESSED).encode()))
+    out += deliveries
+    if cmd.wants(AckType.PERSISTED):
+        out.append(core.durable(session.conn, cmd.ack(AckType.PERSISTED).encode()))
+    if cmd.wants(AckType.COMPLETED):
+        out.append(Send(session.conn, cmd.ack(AckType.COMPLETED).encode()))
+    if cmd.wants(AckType.STATS):
+        stats = stats_ack(cmd.cid, matches=deleted, topic_matches=topic_matches, records_deleted=deleted,
+                          topic=cmd.topic)
+        out.append(Send(session.conn, stats.encode()))
+    return out

@@ -1,0 +1,140 @@
+"""SOW queries for the broker core: which topics a command addresses, and running the query.
+
+A thin adapter over ``ampsctl.sow`` (no second query engine): ``sow.query.plan`` compiles the
+filter and order, ``memory_candidates`` narrows by SowKeys or hash index, ``execute`` filters
+and orders. What the adapter adds is what only a live broker needs:
+
+* topic resolution: a literal topic is a SOW topic when the store routes it (``None`` means "not
+  a SOW topic": ``sow`` fails with ``invalid topic``, ``sow_and_subscribe`` succeeds with an
+  empty result, §5.6/§5.7); a pattern addresses every concrete SOW topic of the broker's
+  message type whose name it finds (unanchored, §5.4 [REC]);
+* expiry per topic (a query across topics cannot pass one ``expiration_enabled`` flag);
+* ``skip_n``/``top_n`` after ordering, and the counts of the stats ack.
+
+The store does not keep a record's CorrelationId (``sow.SowRecord`` has no such field), so
+query results and OOF notices carry no ``x``; live deliveries do (docs/broker.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ampsctl.broker.core.refusal import Refused
+from ampsctl.broker.core.select import SelectList
+from ampsctl.errors import InputError
+from ampsctl.filter.errors import FilterError
+from ampsctl.filter.regexes import compile_pattern, has_metachars, search_compiled
+from ampsctl.messages.json_codec import JSON
+from ampsctl.protocol.cmdoptions import OrderKey, format_orderby
+from ampsctl.protocol.errors import Reason
+from ampsctl.protocol.messages import SowRecord as WireRecord
+from ampsctl.protocol.messages import sow_batches
+from ampsctl.sow.indexing import Indexer
+from ampsctl.sow.query import Plan, Query, Row, execute, memory_candidates, parse_order_by, plan
+from ampsctl.sow.record import SowRecord
+from ampsctl.sow.store import SowStore
+from ampsctl.sow.topic import SowTopic
+
+_NO_INDEX = Indexer((), (), ())
+
+
+def sow_topics(store: SowStore, topic: str, message_type: str) -> list[SowTopic] | None:
+    """The concrete SOW topics ``topic`` addresses; None for a literal topic without a SOW."""
+    if not has_metachars(topic):
+        group = store.route(topic, message_type)
+        if group is None:
+            return None
+        found = group.topics.get(topic)
+        return [found] if found is not None else []
+    pattern = compile_pattern(topic)  # parse_command already proved it compiles
+    out = []
+    for group in store.groups:
+        if group.spec.message_type == message_type:
+            out += [t for name, t in group.topics.items() if _finds(pattern, name)]
+    return out
+
+
+def _finds(pattern: Any, name: str) -> bool:
+    try:
+        return search_compiled(pattern, name)
+    except FilterError:
+        return False
+
+
+def is_sow_topic(store: SowStore, topic: str, message_type: str) -> bool:
+    """Whether a literal topic is a SOW topic (patterns: whether any spec could hold it)."""
+    if not has_metachars(topic):
+        return store.route(topic, message_type) is not None
+    return any(group.spec.message_type == message_type for group in store.groups)
+
+
+@dataclass(slots=True)
+class QueryResult:
+    rows: list[Row]  # what is returned, in order (``row.record.topic`` is the concrete topic)
+    matches: int  # records that passed the filter (and SowKeys)
+    topic_matches: int  # records in the topics queried
+
+
+def prepare(filter_text: str | None, sow_keys: Sequence[str], orderby: Sequence[OrderKey],
+            topics: Sequence[SowTopic]) -> Plan:
+    """Compile a query; Refused with ``bad filter`` / ``invalid order by``."""
+    order_text = format_orderby(tuple(orderby))
+    try:
+        if order_text is not None:
+            parse_order_by(order_text)
+    except InputError as exc:
+        raise Refused(Reason.INVALID_ORDER_BY, f"orderby {order_text!r}: {exc.message}") from None
+    indexers = {id(topic.indexer): topic.indexer for topic in topics}
+    indexer = next(iter(indexers.values())) if len(indexers) == 1 else _NO_INDEX
+    try:
+        return plan(Query(filter=filter_text, keys=tuple(sow_keys) or None, order_by=order_text), indexer)
+    except InputError as exc:
+        raise Refused(Reason.BAD_FILTER, f"filter {filter_text!r}: {exc.message}") from None
+
+
+def run(chosen: Plan, topics: Sequence[SowTopic], *, now: int, top_n: int | None = None,
+        skip_n: int | None = None) -> QueryResult:
+    """Run a prepared query over ``topics`` as of ``now`` (records due to expire are left out)."""
+    if not topics:
+        return QueryResult([], 0, 0)
+
+    def candidates() -> Iterator[tuple[SowRecord, Any]]:
+        for topic in topics:
+            expiring = topic.spec.expiration_enabled
+            for record, doc in memory_candidates(chosen, [topic]):
+                if not (expiring and record.expired(now)):
+                    yield record, doc
+
+    try:
+        rows = execute(chosen, topics[0].payloads, candidates(), expiration_enabled=False)
+    except FilterError as exc:  # e.g. a LIKE pattern that ran past its timeout
+        raise Refused(Reason.BAD_FILTER, exc.message) from None
+    start = skip_n or 0
+    returned = rows[start:] if top_n is None else rows[start:start + top_n]
+    return QueryResult(returned, len(rows), sum(len(topic) for topic in topics))
+
+
+def result_frames(rows: Sequence[Row], *, batch_size: int, query_id: str | None, sub_id: str | None,
+                  select: SelectList | None, no_sowkey: bool) -> list[bytes]:
+    """The ``sow`` frames of a result (§2.3): runs of one concrete topic, ``gseq`` from 1."""
+    frames: list[bytes] = []
+    number = 0
+    start = 0
+    while start < len(rows):
+        topic = rows[start].record.topic
+        end = start
+        while end < len(rows) and rows[end].record.topic == topic:
+            end += 1
+        records = [_wire(row, select, no_sowkey) for row in rows[start:end]]
+        for batch in sow_batches(topic, records, batch_size, query_id=query_id, sub_id=sub_id):
+            number += 1
+            frames.append(replace(batch, group_seq=number).encode())
+        start = end
+    return frames
+
+
+def _wire(row: Row, select: SelectList | None, no_sowkey: bool) -> WireRecord:
+    data = row.record.payload if select is None else JSON.serialize(select.apply(row.doc))
+    return WireRecord(data=data, sow_key=None if no_sowkey else row.record.key)

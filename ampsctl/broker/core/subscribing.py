@@ -1,0 +1,137 @@
+"""subscribe, delta_subscribe, sow, sow_and_subscribe, sow_and_delta_subscribe (§5.4-5.8).
+
+Replies, in order (§5.6, §7.1, §13 #11-12): ``processed``; for queries ``group_begin``, the
+``sow`` batches, ``group_end``; then ``completed`` (right after ``processed`` for a plain
+subscription, [REC]) and ``stats``. A sow_and_subscribe registers its subscription in the same
+call that takes the snapshot (BrokerCore invariant 1), so live messages follow ``group_end``
+with nothing lost or repeated; with ``oof`` the records returned start in focus (§10).
+
+Options this slice gives meaning to: ``oof``, ``no_empties``, ``send_keys`` (always on for delta
+subscriptions, as since AMPS 4.0), ``no_sowkey``, ``select``, ``timestamp``, ``replace``,
+``top_n``, ``skip_n`` (the query part only), and the accepted no-ops ``live``, ``bookmark``,
+``fully_durable``, ``rate``, ``rate_max_gap``, ``max_backlog``. ``pause``/``resume`` and
+``conflation`` are refused with ``invalid options`` rather than silently ignored. Bookmarks:
+only "now" (``0|1|``, and ``recent``, which a server treats as now, §9.2 [REC]) is served; a
+replay request is refused with ``invalid bookmark`` (bookmark replay is a later slice).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ampsctl.broker.core.actions import Action, Send
+from ampsctl.broker.core.queries import QueryResult, is_sow_topic, prepare, result_frames, run, sow_topics
+from ampsctl.broker.core.refusal import Refused
+from ampsctl.broker.core.select import SelectList
+from ampsctl.broker.core.session import Session
+from ampsctl.broker.core.subscriptions import Predicate, Subscription, compile_filter_text
+from ampsctl.errors import InputError
+from ampsctl.filter.regexes import has_metachars
+from ampsctl.protocol.acks import AckType, stats_ack
+from ampsctl.protocol.cmdoptions import CommandOptions
+from ampsctl.protocol.commands import DeltaSubscribe, Sow, SowAndDeltaSubscribe, SowAndSubscribe, Subscribe
+from ampsctl.protocol.errors import Reason
+from ampsctl.protocol.messages import GroupBegin, GroupEnd
+
+if TYPE_CHECKING:
+    from ampsctl.broker.core.broker import BrokerCore
+
+_NOW_BOOKMARKS = frozenset({"0|1|", "recent"})
+
+
+def subscribe(core: BrokerCore, session: Session, cmd: Subscribe | DeltaSubscribe, now: int) -> list[Action]:
+    sub_id = cmd.sub_id or session.assign_sub_id()
+    _check_new(core, session, sub_id, cmd.options)
+    if cmd.bookmark is not None:
+        _check_bookmark(core, cmd.topic, cmd.bookmark)
+    predicate = _predicate(cmd.filter)
+    core.subs.add(Subscription.build(conn=session.conn, sub_id=sub_id, topic=cmd.topic, filter=cmd.filter,
+                                     predicate=predicate, delta=isinstance(cmd, DeltaSubscribe),
+                                     options=cmd.options, order=core.subs.next_order()))
+    return _acks(session, cmd, sub_id, None, AckType.PROCESSED, AckType.COMPLETED)
+
+
+def sow(core: BrokerCore, session: Session, cmd: Sow, now: int) -> list[Action]:
+    topics = sow_topics(core.store, cmd.topic, core.settings.message_type)
+    if topics is None:
+        raise Refused(Reason.INVALID_TOPIC, f"topic {cmd.topic!r} has no SOW: a sow query needs a SOW topic")
+    _check_historical(cmd.bookmark)
+    chosen = prepare(cmd.filter, cmd.sow_keys, cmd.orderby, topics)
+    result = run(chosen, topics, now=now, top_n=cmd.options.top_n, skip_n=cmd.options.skip_n)
+    return _query_replies(session, cmd, result, cmd.query_id, None)
+
+
+def sow_and_subscribe(core: BrokerCore, session: Session, cmd: SowAndSubscribe | SowAndDeltaSubscribe,
+                      now: int) -> list[Action]:
+    message_type = core.settings.message_type
+    topics = sow_topics(core.store, cmd.topic, message_type) or []  # no SOW: empty result, then live
+    sub_id = cmd.sub_id or session.assign_sub_id()
+    _check_new(core, session, sub_id, cmd.options)
+    _check_historical(cmd.bookmark)
+    chosen = prepare(cmd.filter, cmd.sow_keys, cmd.orderby, topics)
+    predicate = _predicate(cmd.filter)
+    result = run(chosen, topics, now=now, top_n=cmd.options.top_n, skip_n=cmd.options.skip_n)
+    sub = Subscription.build(conn=session.conn, sub_id=sub_id, topic=cmd.topic, filter=cmd.filter,
+                             predicate=predicate, delta=isinstance(cmd, SowAndDeltaSubscribe),
+                             options=cmd.options, order=core.subs.next_order())
+    if sub.focus is not None and is_sow_topic(core.store, cmd.topic, message_type):
+        sub.focus.update(row.record.key for row in result.rows)
+    core.subs.add(sub)
+    return _query_replies(session, cmd, result, cmd.query_id, sub_id)
+
+
+def _query_replies(session: Session, cmd: Sow | SowAndSubscribe | SowAndDeltaSubscribe, result: QueryResult,
+                   query_id: str | None, sub_id: str | None) -> list[Action]:
+    conn = session.conn
+    out = _acks(session, cmd, sub_id, query_id, AckType.PROCESSED)
+    select = SelectList(cmd.options.select) if cmd.options.select else None
+    frames = [GroupBegin(query_id=query_id, sub_id=sub_id).encode()]
+    frames += result_frames(result.rows, batch_size=cmd.batch_size, query_id=query_id, sub_id=sub_id,
+                            select=select, no_sowkey=cmd.options.no_sowkey)
+    frames.append(GroupEnd(query_id=query_id, sub_id=sub_id).encode())
+    out.append(Send(conn, b"".join(frames)))
+    out += _acks(session, cmd, sub_id, query_id, AckType.COMPLETED)
+    if cmd.wants(AckType.STATS):
+        stats = stats_ack(cmd.cid, matches=result.matches, topic_matches=result.topic_matches,
+                          records_returned=len(result.rows), topic=cmd.topic, sub_id=sub_id, query_id=query_id)
+        out.append(Send(conn, stats.encode()))
+    return out
+
+
+def _acks(session: Session, cmd: Subscribe | DeltaSubscribe | Sow | SowAndSubscribe | SowAndDeltaSubscribe,
+          sub_id: str | None, query_id: str | None, *types: AckType) -> list[Action]:
+    ids = {"sub_id": sub_id} if sub_id is not None else {}
+    if query_id is not None:
+        ids["query_id"] = query_id
+    return [Send(session.conn, cmd.ack(ack_type, **ids).encode()) for ack_type in types if cmd.wants(ack_type)]
+
+
+def _check_new(core: BrokerCore, session: Session, sub_id: str, options: CommandOptions) -> None:
+    if options.pause or options.resume:
+        raise Refused(Reason.INVALID_OPTIONS, "pause/resume are not supported by ampsctl's broker yet")
+    if options.conflation is not None or options.conflation_key is not None:
+        raise Refused(Reason.INVALID_OPTIONS, "conflation is not supported by ampsctl's broker yet")
+    if core.subs.get(session.conn, sub_id) is not None and not options.replace:
+        raise Refused(Reason.SUBSCRIPTION_ALREADY_EXISTS, f"sub_id {sub_id!r} is already subscribed on this "
+                                                          "connection (use the replace option to change it)")
+
+
+def _check_bookmark(core: BrokerCore, topic: str, bookmark: str) -> None:
+    if not has_metachars(topic) and not core.settings.records(topic):
+        raise Refused(Reason.INVALID_TOPIC, f"bookmark subscription to {topic!r}, which the transaction log "
+                                            "does not record")
+    if bookmark.strip() not in _NOW_BOOKMARKS:
+        raise Refused(Reason.INVALID_BOOKMARK, f"bookmark {bookmark!r}: replaying the journal is not supported "
+                                               "yet; subscribe with bm 0|1| (now) or without a bookmark")
+
+
+def _check_historical(bookmark: str | None) -> None:
+    if bookmark is not None:
+        raise Refused(Reason.INVALID_OPTIONS, f"historical SOW query (bm {bookmark!r}) is not supported yet")
+
+
+def _predicate(filter_text: str | None) -> Predicate | None:
+    try:
+        return compile_filter_text(filter_text)
+    except InputError as exc:
+        raise Refused(Reason.BAD_FILTER, f"filter {filter_text!r}: {exc.message}") from None

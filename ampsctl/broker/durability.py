@@ -1,0 +1,100 @@
+"""Durability for the running broker: journal appends, group commit, persisted acks, checkpoints.
+
+Theory of operation. The core numbers journal records and the server hands them here in order
+(``append``). The writer buffers them; ``commit`` (on the FlushInterval timer, and at shutdown)
+writes and, unless the policy is NEVER, fsyncs them. Frames that must wait for the disk
+(``persisted`` acks, ``SendDurable``) are held in one FIFO and released by the commit that
+covers their sequence. ``checkpoint`` brings each persistent SOW topic's file up to date with
+the store, always right after a commit, so a file never claims a sequence that is not on disk
+(``sow.checkpoint``'s contract: only acknowledged journal records may be checkpointed).
+
+Invariants:
+1. ``writer.last_sequence`` equals the core's ``last_sequence`` after every append; a mismatch
+   is a bug and stops the broker (BrokerFailure) rather than leaving journal and SOW disagreeing.
+2. A held frame is released only when ``committed >= sequence``, and held frames are released
+   in the order they were held.
+3. A journal write error (disk full, permissions) is fatal for the broker (EnvironmentProblem):
+   acknowledging further publishes would promise what cannot be kept.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from pathlib import Path
+
+from ampsctl.errors import AmpsctlError
+from ampsctl.journal.record import JournalRecord
+from ampsctl.journal.writer import FsyncPolicy, JournalWriter
+from ampsctl.sow.checkpoint import checkpoint
+from ampsctl.sow.recovery import sow_path
+from ampsctl.sow.store import SowStore
+
+log = logging.getLogger("ampsctl.broker")
+
+
+class BrokerFailure(AmpsctlError):
+    """The broker cannot go on (an internal inconsistency); it shuts down."""
+
+
+class Durability:
+    """See the module docstring. ``writer`` is None when the config has no TransactionLog."""
+
+    def __init__(self, writer: JournalWriter | None, store: SowStore, base_dir: Path) -> None:
+        self.writer = writer
+        self.store = store
+        self.base_dir = base_dir
+        self.committed = writer.last_sequence if writer is not None else 0
+        self._held: deque[tuple[int, int, bytes]] = deque()  # (sequence, conn, frame)
+        self._sync = writer is None or writer.fsync is not FsyncPolicy.NEVER
+
+    @property
+    def uncommitted(self) -> bool:
+        return self.writer is not None and self.writer.last_sequence > self.committed
+
+    def append(self, record: JournalRecord) -> None:
+        writer = self.writer
+        if writer is None:
+            raise BrokerFailure("the core asked to journal a record but the broker has no journal")
+        written = writer.append(record.timestamp, record.command, record.topic, record.message_type, record.payload,
+                                sow_key=record.sow_key, expiration=record.expiration,
+                                correlation_id=record.correlation_id, client_name=record.client_name,
+                                publisher_sequence=record.publisher_sequence)
+        if written.sequence != record.sequence:
+            raise BrokerFailure(f"journal sequence mismatch: the core numbered a record {record.sequence}, "
+                                f"the journal wrote {written.sequence}")
+
+    def hold(self, sequence: int, conn: int, frame: bytes) -> bool:
+        """Keep ``frame`` until ``sequence`` is committed; False when it may be sent now."""
+        if sequence <= self.committed and not self._held:
+            return False
+        self._held.append((sequence, conn, frame))
+        return True
+
+    def commit(self) -> list[tuple[int, bytes]]:
+        """Commit the journal; the held (conn, frame) pairs it releases, in order."""
+        if self.writer is not None and self.uncommitted:
+            self.writer.commit()
+            self.committed = self.writer.last_sequence
+        released = []
+        while self._held and self._held[0][0] <= self.committed:
+            _, conn, frame = self._held.popleft()
+            released.append((conn, frame))
+        return released
+
+    def checkpoint(self) -> int:
+        """Write what changed in each persistent SOW topic to its file; the groups written.
+
+        The caller commits first (see the module docstring)."""
+        written = 0
+        for group in self.store.groups:
+            path = sow_path(group.spec, self.base_dir)
+            if path is None or not (group.dirty or group.needs_rewrite):
+                continue
+            checkpoint(path, group, sequence=self.store.group_sequence(group), sync=self._sync)
+            written += 1
+        return written
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
