@@ -1,4 +1,4 @@
-"""The broker core is sans-IO (DESIGN.md, BROKER_BRIEF.md): it never imports asyncio, socket or
+"""The broker core is sans-IO (DESIGN.md, docs/broker.md): it never imports asyncio, socket or
 time, never reads the clock and never opens a file. Checked on the source of every module of
 ``ampsctl/broker/core/``, and on what importing the core loads."""
 
