@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench bench-filter bench-delta bench-affinity bench-journal bench-sow jq docs clean
+.PHONY: demo test bench bench-filter bench-delta bench-affinity bench-journal bench-sow bench-broker jq redis docs clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "ampsctl needs Python 3.11+")'
@@ -21,7 +21,7 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 # The benchmarks' peers are xmllint and jq: install them when we can (root), otherwise say how and exit 4.
-bench: $(STAMP) jq
+bench: $(STAMP) jq redis
 	@command -v xmllint >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "xmllint not found: installing libxml2-utils"; \
@@ -36,6 +36,7 @@ bench: $(STAMP) jq
 	$(PY) bench/affinity.py
 	$(PY) bench/journal.py
 	$(PY) bench/sow_query.py
+	$(PY) bench/broker.py
 
 # jq is the peer of bench/delta.py (Debian package jq), installed like xmllint above.
 jq:
@@ -67,6 +68,21 @@ bench-journal: $(STAMP)
 # SOW queries on 1M records against DuckDB over the same data as JSONL (duckdb is in the dev extra).
 bench-sow: $(STAMP)
 	$(PY) bench/sow_query.py
+
+# redis-server and redis-benchmark are the peers of bench/broker.py (Debian package redis-server), installed like jq.
+redis:
+	@{ command -v redis-server && command -v redis-benchmark; } >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "redis-server not found: installing redis-server"; \
+	    apt-get install -y -q redis-server >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q redis-server >/dev/null; } \
+	      || { echo "error: could not install redis-server"; exit 4; }; \
+	  else \
+	    echo "error: redis-server not found; install it (sudo apt-get install redis-server) and rerun make bench-broker"; exit 4; \
+	  fi; }
+
+# The broker over loopback (ingest, delivery, latency, SOW query) against a redis-server started for the run.
+bench-broker: $(STAMP) redis
+	$(PY) bench/broker.py
 
 docs: $(STAMP)
 	$(PY) -m ampsctl.cli.docgen

@@ -1,0 +1,637 @@
+#!/usr/bin/env python3
+"""Benchmark the local broker (`ampsctl broker run`) against Redis pub/sub (issue 7, Performance).
+
+Run with `make bench-broker` or `.venv/bin/python bench/broker.py` (`--help` for options).
+
+The broker runs as a subprocess, `python -m ampsctl broker run --config CFG --port 0 --fsync group`,
+with a transaction log recording the topics `bench` and `sowbench`, and `sowbench` a SOW topic
+(key /id, persistent). A `redis-server` (no persistence) runs on a free loopback port for the
+same run and is stopped afterwards. The load generators are separate processes (this script with
+`--role`), using blocking sockets and frames encoded before the clock starts; publishes are
+pipelined (a window of unacknowledged messages, sent in chunks of --chunk frames). Every message
+is a 100-byte JSON document. Measurements, each taken against the broker and then against Redis
+with the same generator code:
+
+1. ingest: one publisher sends --messages publishes with `s` sequences and `a: persisted` and
+   counts the `persisted` acks (one per publish); msgs/s = messages / (last ack - first send).
+   Redis: `PUBLISH` with its integer reply counted as the ack (Redis keeps nothing on disk).
+   The reference line is `redis-benchmark -c 1 -P <chunk> -n <messages> publish bench <payload>`.
+2. delivery: a subscriber process subscribes, then one publisher sends --messages publishes
+   without acks (Redis: `CLIENT REPLY OFF`); msgs/s = messages / (last delivery received -
+   first send). Both sides use the same clock (CLOCK_MONOTONIC).
+3. latency: the publisher sends at a fixed --rate (default 10,000 msgs/s) for --seconds; the
+   subscriber timestamps each delivery; p50/p99/max of delivery - send, without the first 10 %
+   (warm-up). Messages keep their order on one connection and one topic, so the n-th delivery
+   is the n-th publish.
+4. query: --sow-records records with distinct ids are published to `sowbench` (persisted acks,
+   the SOW ingest rate is shown), then one `sow` query with `bs` --batch is timed from the send
+   to the `completed` ack, counting the records. Redis: the same records as `HSET sowbench id
+   payload`, then `HGETALL sowbench` timed to the last byte of its reply.
+
+Targets (issue 7): ingest >= 100,000 msgs/s, delivery >= 50,000 msgs/s, p99 < 5 ms. Nothing
+asserts on time: exit code 0 when the figures were printed, 1 when a count disagreed, 4 when
+redis-server or redis-benchmark is missing (Debian package redis-server).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out" / "broker-bench"
+MESSAGES = 200_000
+SOW_RECORDS = 100_000
+RATE = 10_000
+SECONDS = 5.0
+CHUNK = 100
+WINDOW = 20_000
+BATCH = 100
+TARGET_INGEST = 100_000
+TARGET_DELIVERY = 50_000
+TARGET_P99_MS = 5.0
+PAYLOAD_SIZE = 100
+STEP_TIMEOUT = 300.0  # seconds any one role may take before the run is abandoned
+
+CONFIG = """<AMPSConfig>
+  <Name>bench</Name>
+  <Transports>
+    <Transport><Name>json-tcp</Name><Type>tcp</Type><InetAddr>0</InetAddr><Protocol>amps</Protocol></Transport>
+  </Transports>
+  <TransactionLog>
+    <JournalDirectory>{dir}/journal</JournalDirectory>
+    <FlushInterval>{flush}</FlushInterval>
+    <Topic><Name>bench</Name><MessageType>json</MessageType></Topic>
+    <Topic><Name>sowbench</Name><MessageType>json</MessageType></Topic>
+  </TransactionLog>
+  <SOW>
+    <Topic><Name>sowbench</Name><MessageType>json</MessageType><Key>/id</Key><FileName>{dir}/sow/%n.sow</FileName></Topic>
+  </SOW>
+</AMPSConfig>
+"""
+
+_PREFIX = struct.Struct(">I")
+
+
+def payload(n: int) -> bytes:
+    """A 100-byte JSON document with id ``n``."""
+    head = b'{"id":%d,"sym":"MSFT","px":123.45,"qty":100,"side":"buy","note":"' % n
+    return head + b"x" * (PAYLOAD_SIZE - len(head) - 2) + b'"}'
+
+
+# --------------------------------------------------------------------------------------
+# wire formats: what the generator sends and how it counts what comes back
+# --------------------------------------------------------------------------------------
+
+
+def amps_frame(header: dict[str, Any], body: bytes = b"") -> bytes:
+    head = json.dumps(header, separators=(",", ":")).encode()
+    return _PREFIX.pack(len(head) + len(body)) + head + body
+
+
+def resp(*args: bytes) -> bytes:
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(arg), arg) for arg in args)
+
+
+class AmpsCounter:
+    """Counts complete length-prefixed frames; keeps the last header it saw."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.last = b""
+
+    def feed(self, data: bytes) -> int:
+        buffer = self.buffer
+        buffer += data
+        pos, end, count, unpack = 0, len(buffer), 0, _PREFIX.unpack_from
+        last = -1
+        while end - pos >= 4:
+            (size,) = unpack(buffer, pos)
+            if end - pos - 4 < size:
+                break
+            last = pos
+            pos += 4 + size
+            count += 1
+        if last >= 0:
+            self.last = bytes(buffer[last + 4:pos])
+        del buffer[:pos]
+        return count
+
+
+class LineCounter:
+    """Redis integer replies (`:1\\r\\n`): one line each."""
+
+    def __init__(self) -> None:
+        self.last = b""
+
+    def feed(self, data: bytes) -> int:
+        return data.count(b"\n")
+
+
+class FixedCounter:
+    """Redis pub/sub pushes to one channel with one payload size: fixed-size messages."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.pending, self.last = size, 0, b""
+
+    def feed(self, data: bytes) -> int:
+        total = self.pending + len(data)
+        self.pending = total % self.size
+        return total // self.size
+
+
+def connect(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    return sock
+
+
+def read_frame(sock: socket.socket, counter: AmpsCounter) -> bytes:
+    """Block until one more AMPS frame arrived (handshakes only); its bytes."""
+    while not counter.feed(sock.recv(1 << 16)):
+        pass
+    return counter.last
+
+
+def amps_logon(sock: socket.socket, name: str) -> AmpsCounter:
+    counter = AmpsCounter()
+    sock.sendall(amps_frame({"c": "logon", "cid": "logon", "client_name": name, "a": "processed"}))
+    reply = read_frame(sock, counter)
+    if b'"success"' not in reply:
+        raise SystemExit(f"logon failed: {reply!r}")
+    return counter
+
+
+# --------------------------------------------------------------------------------------
+# roles (each runs in its own process; prints one JSON line)
+# --------------------------------------------------------------------------------------
+
+
+def role_publish(args: argparse.Namespace) -> dict[str, Any]:
+    """Publish --count messages: acknowledged and windowed, blasted, or paced at --rate."""
+    sock = connect(args.port)
+    acks = args.acks
+    first = args.first_id
+    ids = range(first, first + args.count)
+    counter: AmpsCounter | LineCounter
+    if args.proto == "amps":
+        counter = amps_logon(sock, args.name)
+        topic = args.topic
+        if acks:
+            frames = [amps_frame({"c": "publish", "t": topic, "s": n + 1, "a": "persisted"}, payload(i))
+                      for n, i in enumerate(ids)]
+        else:
+            frames = [amps_frame({"c": "publish", "t": topic}, payload(i)) for i in ids]
+    else:
+        counter = LineCounter()
+        if not acks:
+            sock.sendall(resp(b"CLIENT", b"REPLY", b"OFF"))  # no reply, not even to this
+        if args.topic == "sowbench":
+            frames = [resp(b"HSET", b"sowbench", str(i).encode(), payload(i)) for i in ids]
+        else:
+            frames = [resp(b"PUBLISH", args.topic.encode(), payload(i)) for i in ids]
+    result: dict[str, Any] = {"count": args.count}
+    if args.pace:
+        result.update(_paced(sock, frames, args.pace))
+    else:
+        chunks = [b"".join(frames[i:i + args.chunk]) for i in range(0, len(frames), args.chunk)]
+        del frames
+        result.update(_pipelined(sock, chunks, args.chunk, args.count, args.window if acks else 0, counter))
+        if args.proto == "amps" and acks:
+            result["last_ack"] = counter.last.decode(errors="replace")
+    sock.close()
+    return result
+
+
+def _pipelined(sock: socket.socket, chunks: list[bytes], chunk: int, count: int, window: int,
+               counter: AmpsCounter | LineCounter) -> dict[str, Any]:
+    start = time.monotonic_ns()
+    if not window:  # no acks: TCP flow control is the only brake
+        for blob in chunks:
+            sock.sendall(blob)
+        return {"start": start, "end": time.monotonic_ns(), "acks": 0}
+    sent = acked = 0
+    sent_chunks = 0
+    recv = sock.recv
+    while acked < count:
+        if sent_chunks < len(chunks) and sent - acked < window:
+            sock.sendall(chunks[sent_chunks])
+            sent_chunks += 1
+            sent = min(count, sent + chunk)
+            try:
+                data = recv(1 << 20, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                continue
+        else:
+            data = recv(1 << 20)
+        if not data:
+            raise SystemExit(f"the server closed the connection after {acked} acks")
+        acked += counter.feed(data)
+    return {"start": start, "end": time.monotonic_ns(), "acks": acked}
+
+
+def _paced(sock: socket.socket, frames: list[bytes], rate: int) -> dict[str, Any]:
+    """Send frame n at start + n/rate (or as soon after as the sleep allows); each send time."""
+    count = len(frames)
+    times = [0] * count
+    start = time.monotonic_ns()
+    sent = 0
+    interval = 1e9 / rate
+    while sent < count:
+        now = time.monotonic_ns()
+        due = min(count, int((now - start) / interval) + 1)
+        if due > sent:
+            sock.sendall(b"".join(frames[sent:due]))
+            for n in range(sent, due):
+                times[n] = now
+            sent = due
+        wait = start + sent * interval - time.monotonic_ns()
+        if wait > 0:
+            time.sleep(wait / 1e9)
+    return {"start": start, "end": time.monotonic_ns(), "acks": 0, "times": times}
+
+
+def role_subscribe(args: argparse.Namespace) -> dict[str, Any]:
+    """Subscribe, print "ready", then receive --count messages (timestamped with --times)."""
+    sock = connect(args.port)
+    counter: AmpsCounter | FixedCounter
+    if args.proto == "amps":
+        counter = amps_logon(sock, args.name)
+        sock.sendall(amps_frame({"c": "subscribe", "cid": "s1", "t": args.topic, "a": "processed"}))
+        reply = read_frame(sock, counter)
+        if b'"success"' not in reply:
+            raise SystemExit(f"subscribe failed: {reply!r}")
+    else:
+        topic = args.topic.encode()
+        sock.sendall(resp(b"SUBSCRIBE", topic))
+        confirm = b"*3\r\n$9\r\nsubscribe\r\n$%d\r\n%s\r\n:1\r\n" % (len(topic), topic)
+        got = b""
+        while len(got) < len(confirm):
+            got += sock.recv(len(confirm) - len(got))
+        if got != confirm:
+            raise SystemExit(f"subscribe failed: {got!r}")
+        counter = FixedCounter(len(resp(b"message", topic, payload(0))))
+    print("ready", flush=True)
+    count, received, first = args.count, 0, 0
+    times: list[int] = []
+    recv, clock = sock.recv, time.monotonic_ns
+    while received < count:
+        data = recv(1 << 20)
+        now = clock()
+        if not data:
+            raise SystemExit(f"the server closed the connection after {received} messages")
+        got = counter.feed(data)
+        if got and not first:
+            first = now
+        received += got
+        if args.times:
+            times.extend([now] * got)
+    sock.close()
+    return {"first": first, "last": clock(), "count": received, "times": times}
+
+
+# --------------------------------------------------------------------------------------
+# the servers
+# --------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Servers:
+    """The broker and redis-server subprocesses (both stopped by ``stop``)."""
+
+    def __init__(self, directory: Path, fsync: str, flush: str, profile: str | None) -> None:
+        self.directory = directory
+        config = directory / "amps.xml"
+        config.write_text(CONFIG.format(dir=directory, flush=flush))
+        command = [sys.executable, "-m", "ampsctl", "broker", "run", "--config", str(config), "--port", "0",
+                   "--fsync", fsync]
+        if profile:
+            command = [profile.split(":", 1)[1], "record", "--rate", "200", "--output", str(OUT / "broker-profile.svg"),
+                       "--", *command] if profile.startswith("py-spy:") else command
+        self.broker_log = open(directory / "broker.log", "wb")  # noqa: SIM115
+        self.broker = subprocess.Popen(command, cwd=directory, stdout=subprocess.PIPE, stderr=self.broker_log,
+                                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert self.broker.stdout is not None
+        line = self.broker.stdout.readline().decode()
+        if not line.startswith("listening tcp://"):
+            self.stop()
+            raise SystemExit(f"the broker did not start: {line!r}; see {directory / 'broker.log'}")
+        self.amps_port = int(line.rsplit(":", 1)[1].split("/")[0])
+        self.redis_port = free_port()
+        self.redis = subprocess.Popen(
+            ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--client-output-buffer-limit", "pubsub 0 0 0", "--dir", str(directory), "--loglevel", "warning"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.redis_port), timeout=1) as sock:
+                    sock.sendall(resp(b"PING"))
+                    if sock.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or self.redis.poll() is not None:
+                self.stop()
+                raise SystemExit("redis-server did not start")
+            time.sleep(0.05)
+
+    def port(self, proto: str) -> int:
+        return self.amps_port if proto == "amps" else self.redis_port
+
+    def stop(self) -> None:
+        for process in (getattr(self, "redis", None), self.broker):
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGINT if process is self.broker else signal.SIGTERM)
+        for process in (getattr(self, "redis", None), self.broker):
+            if process is not None:
+                try:
+                    process.wait(60)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+        self.broker_log.close()
+
+
+# --------------------------------------------------------------------------------------
+# the parent: runs the roles and prints the table
+# --------------------------------------------------------------------------------------
+
+
+def spawn(role: str, **options: Any) -> subprocess.Popen[bytes]:
+    command = [sys.executable, str(Path(__file__).resolve()), "--role", role]
+    for key, value in options.items():
+        if value is True:
+            command.append(f"--{key.replace('_', '-')}")
+        elif value is not None and value is not False:
+            command += [f"--{key.replace('_', '-')}", str(value)]
+    return subprocess.Popen(command, stdout=subprocess.PIPE)
+
+
+def result_of(process: subprocess.Popen[bytes]) -> dict[str, Any]:
+    assert process.stdout is not None
+    try:
+        out, _ = process.communicate(timeout=STEP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise SystemExit("a load generator did not finish in time") from None
+    if process.returncode:
+        raise SystemExit(f"a load generator failed (exit {process.returncode})")
+    return json.loads(out.decode().strip().splitlines()[-1])
+
+
+def subscriber(proto: str, port: int, count: int, *, name: str, times: bool = False) -> subprocess.Popen[bytes]:
+    process = spawn("subscribe", proto=proto, port=port, topic="bench", count=count, name=name, times=times)
+    assert process.stdout is not None
+    if process.stdout.readline().strip() != b"ready":
+        raise SystemExit("the subscriber did not get ready")
+    return process
+
+
+def ingest(servers: Servers, proto: str, args: argparse.Namespace, *, topic: str = "bench",
+           name: str = "pub-ingest", count: int | None = None) -> dict[str, Any]:
+    count = args.messages if count is None else count
+    pub = result_of(spawn("publish", proto=proto, port=servers.port(proto), topic=topic, count=count, name=name,
+                          acks=True, chunk=args.chunk, window=args.window))
+    pub["rate"] = count / ((pub["end"] - pub["start"]) / 1e9)
+    return pub
+
+
+def delivery(servers: Servers, proto: str, args: argparse.Namespace) -> dict[str, Any]:
+    port = servers.port(proto)
+    sub = subscriber(proto, port, args.messages, name="sub-delivery")
+    pub = result_of(spawn("publish", proto=proto, port=port, topic="bench", count=args.messages, name="pub-delivery",
+                          chunk=args.chunk))
+    got = result_of(sub)
+    return {"rate": got["count"] / ((got["last"] - pub["start"]) / 1e9), "count": got["count"],
+            "publish_rate": args.messages / ((pub["end"] - pub["start"]) / 1e9)}
+
+
+def latency(servers: Servers, proto: str, args: argparse.Namespace) -> dict[str, Any]:
+    port = servers.port(proto)
+    count = int(args.rate * args.seconds)
+    sub = subscriber(proto, port, count, name="sub-latency", times=True)
+    pub = result_of(spawn("publish", proto=proto, port=port, topic="bench", count=count, name="pub-latency",
+                          pace=args.rate))
+    got = result_of(sub)
+    skip = count // 10
+    lat = sorted(r - s for r, s in zip(got["times"][skip:], pub["times"][skip:], strict=True))
+    offered = count / ((pub["end"] - pub["start"]) / 1e9)
+
+    def pct(p: float) -> float:
+        return lat[min(len(lat) - 1, int(p / 100 * len(lat)))] / 1e6
+
+    return {"p50": pct(50), "p99": pct(99), "max": lat[-1] / 1e6, "offered": offered, "count": got["count"]}
+
+
+def query_amps(port: int, records: int, batch: int) -> dict[str, Any]:
+    sock = connect(port)
+    counter = amps_logon(sock, "query")
+    buffer = bytearray()
+    found = frames = 0
+    start = time.monotonic_ns()
+    sock.sendall(amps_frame({"c": "sow", "cid": "q", "t": "sowbench", "bs": batch, "a": "completed"}))
+    done = False
+    while not done:
+        data = sock.recv(1 << 20)
+        if not data:
+            raise SystemExit("the broker closed the query connection")
+        buffer += data
+        pos, end = 0, len(buffer)
+        while end - pos >= 4:
+            (size,) = _PREFIX.unpack_from(buffer, pos)
+            if end - pos - 4 < size:
+                break
+            head = bytes(buffer[pos + 4:pos + 4 + min(size, 200)])
+            pos += 4 + size
+            frames += 1
+            if head.startswith(b'{"c":"sow"'):
+                found += json.loads(head[:head.index(b"}") + 1])["bs"]
+            elif b'"completed"' in head:
+                done = True
+        del buffer[:pos]
+    took = (time.monotonic_ns() - start) / 1e9
+    sock.close()
+    del counter
+    return {"seconds": took, "records": found, "frames": frames}
+
+
+def query_redis(port: int, records: int) -> dict[str, Any]:
+    sock = connect(port)
+    expected = len(b"*%d\r\n" % (2 * records)) + sum(
+        len(b"$%d\r\n%d\r\n" % (len(str(i)), i)) + len(b"$%d\r\n\r\n" % PAYLOAD_SIZE) + PAYLOAD_SIZE
+        for i in range(records))
+    start = time.monotonic_ns()
+    sock.sendall(resp(b"HGETALL", b"sowbench"))
+    got = 0
+    while got < expected:
+        data = sock.recv(1 << 20)
+        if not data:
+            raise SystemExit("redis closed the query connection")
+        got += len(data)
+    took = (time.monotonic_ns() - start) / 1e9
+    sock.close()
+    return {"seconds": took, "records": records if got == expected else -1}
+
+
+def redis_benchmark(port: int, args: argparse.Namespace) -> float:
+    out = subprocess.run(["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-c", "1", "-P", str(args.chunk),
+                          "-n", str(args.messages), "--csv", "publish", "bench", payload(0).decode()],
+                         capture_output=True, text=True, check=True, timeout=STEP_TIMEOUT).stdout
+    rows = list(csv.reader(io.StringIO(out)))
+    return float(rows[1][-7])  # "test","rps",6 latencies; the test name (our payload) has quotes and commas
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=MESSAGES, help=f"messages per throughput run (default {MESSAGES:,})")
+    parser.add_argument("--sow-records", type=int, default=SOW_RECORDS, help=f"records in the queried SOW (default {SOW_RECORDS:,})")
+    parser.add_argument("--batch", type=int, default=BATCH, help=f"bs of the sow query (default {BATCH})")
+    parser.add_argument("--rate", type=int, default=RATE, help=f"offered msgs/s of the latency run (default {RATE:,})")
+    parser.add_argument("--seconds", type=float, default=SECONDS, help=f"length of the latency run (default {SECONDS})")
+    parser.add_argument("--chunk", type=int, default=CHUNK, help=f"frames per send (and redis-benchmark -P) (default {CHUNK})")
+    parser.add_argument("--window", type=int, default=WINDOW, help=f"unacknowledged publishes allowed (default {WINDOW:,})")
+    parser.add_argument("--fsync", choices=("group", "always", "never"), default="group", help="the broker's --fsync (default group)")
+    parser.add_argument("--flush-interval", default="10ms", help="the TransactionLog's FlushInterval (default 10ms)")
+    parser.add_argument("--only", choices=("ingest", "delivery", "latency", "query"), action="append",
+                        help="run only these measurements (repeatable)")
+    parser.add_argument("--profile", metavar="py-spy:PATH", help="run the broker under `PATH record` (writes bench/out/broker-profile.svg)")
+    parser.add_argument("--keep", action="store_true", help="keep bench/out/broker-bench/")
+    # the load generators' own options (internal)
+    parser.add_argument("--role", choices=("publish", "subscribe"), help=argparse.SUPPRESS)
+    for option, kind in (("--proto", str), ("--port", int), ("--topic", str), ("--count", int), ("--name", str),
+                         ("--first-id", int), ("--pace", int)):
+        parser.add_argument(option, type=kind, default=0 if kind is int else "", help=argparse.SUPPRESS)
+    parser.add_argument("--acks", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--times", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.role:
+        result = role_publish(args) if args.role == "publish" else role_subscribe(args)
+        print(json.dumps(result))
+        return 0
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    missing = [tool for tool in ("redis-server", "redis-benchmark") if shutil.which(tool) is None]
+    if missing:
+        print(f"error: {' and '.join(missing)} not found; install them (sudo apt-get install redis-server) "
+              "or run make bench-broker as root", file=sys.stderr)
+        return 4
+    only = set(args.only or ("ingest", "delivery", "latency", "query"))
+    shutil.rmtree(OUT, ignore_errors=True)
+    OUT.mkdir(parents=True)
+    version = subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.split()
+    print(f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; "
+          f"{' '.join(version[:3])}; loopback; {PAYLOAD_SIZE}-byte JSON messages")
+    print(f"broker: --fsync {args.fsync}, FlushInterval {args.flush_interval}, journal recording bench and sowbench; "
+          f"generator: 1 publisher process (+1 subscriber), {args.chunk} frames per send, window {args.window:,}")
+    servers = Servers(OUT, args.fsync, args.flush_interval, args.profile)
+    figures: dict[str, dict[str, Any]] = {}
+    checks: list[str] = []
+    try:
+        if "ingest" in only:
+            figures["bench"] = {"rate": redis_benchmark(servers.redis_port, args)}
+            for proto in ("amps", "redis"):
+                figures[f"ingest-{proto}"] = result = ingest(servers, proto, args)
+                if result["acks"] != args.messages:
+                    checks.append(f"{proto} ingest: {result['acks']:,} acks for {args.messages:,} publishes")
+            if '"s":%d' % args.messages not in figures["ingest-amps"]["last_ack"]:
+                checks.append(f"the last persisted ack is not for s={args.messages}: {figures['ingest-amps']['last_ack']}")
+        if "delivery" in only:
+            for proto in ("amps", "redis"):
+                figures[f"delivery-{proto}"] = delivery(servers, proto, args)
+        if "latency" in only:
+            for proto in ("amps", "redis"):
+                figures[f"latency-{proto}"] = latency(servers, proto, args)
+        if "query" in only:
+            for proto in ("amps", "redis"):
+                figures[f"load-{proto}"] = ingest(servers, proto, args, topic="sowbench", name="pub-sow",
+                                                  count=args.sow_records)
+            figures["query-amps"] = query_amps(servers.amps_port, args.sow_records, args.batch)
+            figures["query-redis"] = query_redis(servers.redis_port, args.sow_records)
+            for proto in ("amps", "redis"):
+                if figures[f"query-{proto}"]["records"] != args.sow_records:
+                    checks.append(f"{proto} query returned {figures[f'query-{proto}']['records']:,} records, "
+                                  f"not {args.sow_records:,}")
+    finally:
+        servers.stop()
+        journal = sum(p.stat().st_size for p in (OUT / "journal").glob("*")) if (OUT / "journal").exists() else 0
+        if not args.keep and not args.profile:
+            shutil.rmtree(OUT, ignore_errors=True)
+    print(f"journal written: {journal / 1e6:.1f} MB")
+    print()
+    _report(figures, args)
+    print()
+    if checks:
+        print("DISAGREE: " + "; ".join(checks))
+        return 1
+    print("checks: every publish got its persisted ack (the last one for the last s), every delivery and record arrived")
+    return 0
+
+
+def _report(figures: dict[str, dict[str, Any]], args: argparse.Namespace) -> None:
+    rows: list[tuple[str, ...]] = [("measurement", "ampsctl broker", "redis", "ratio", "target", "result")]
+    if "bench" in figures:
+        ref = figures["bench"]["rate"]
+        ours, peer = figures["ingest-amps"]["rate"], figures["ingest-redis"]["rate"]
+        rows.append((f"ingest msgs/s vs redis-benchmark -c 1 -P {args.chunk} publish", f"{ours:,.0f}", f"{ref:,.0f}",
+                     f"{ours / ref:.2f}x", f">= {TARGET_INGEST:,}", _verdict(ours >= TARGET_INGEST)))
+        rows.append(("ingest msgs/s, same generator (persisted acks / PUBLISH replies)", f"{ours:,.0f}", f"{peer:,.0f}",
+                     f"{ours / peer:.2f}x", "", ""))
+    if "delivery-amps" in figures:
+        ours, peer = figures["delivery-amps"]["rate"], figures["delivery-redis"]["rate"]
+        rows.append(("publish -> 1 subscriber, delivered msgs/s", f"{ours:,.0f}", f"{peer:,.0f}", f"{ours / peer:.2f}x",
+                     f">= {TARGET_DELIVERY:,}", _verdict(ours >= TARGET_DELIVERY)))
+    if "latency-amps" in figures:
+        a, r = figures["latency-amps"], figures["latency-redis"]
+        rate = f"{a['offered']:,.0f}/{r['offered']:,.0f} msgs/s offered"
+        rows.append((f"latency p50 ms ({rate})", f"{a['p50']:.3f}", f"{r['p50']:.3f}", f"{a['p50'] / r['p50']:.2f}x", "", ""))
+        rows.append(("latency p99 ms", f"{a['p99']:.3f}", f"{r['p99']:.3f}", f"{a['p99'] / r['p99']:.2f}x",
+                     f"< {TARGET_P99_MS:g} ms", _verdict(a["p99"] < TARGET_P99_MS)))
+        rows.append(("latency max ms", f"{a['max']:.3f}", f"{r['max']:.3f}", "", "", ""))
+    if "query-amps" in figures:
+        la, lr = figures["load-amps"]["rate"], figures["load-redis"]["rate"]
+        rows.append((f"SOW load msgs/s ({args.sow_records:,} keyed records; HSET)", f"{la:,.0f}", f"{lr:,.0f}",
+                     f"{la / lr:.2f}x", "", ""))
+        qa, qr = figures["query-amps"]["seconds"], figures["query-redis"]["seconds"]
+        rows.append((f"sow query, {args.sow_records:,} records, bs {args.batch} (s; HGETALL)", f"{qa:.3f}", f"{qr:.3f}",
+                     f"{qa / qr:.2f}x", "", ""))
+    _table(rows)
+    print("ratio: ampsctl / redis for rates (above 1 is faster than redis), for times and latencies (above 1 is slower)")
+
+
+def _verdict(ok: bool) -> str:
+    return "ok" if ok else "MISSED"
+
+
+def _table(rows: list[tuple[str, ...]]) -> None:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for n, row in enumerate(rows):
+        cells = [cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)]
+        print("  ".join(cells).rstrip())
+        if n == 0:
+            print("  ".join("-" * width for width in widths))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
