@@ -5,7 +5,12 @@ callbacks; a decoded frame goes to ``BrokerCore.receive`` and the returned actio
 at once, in order (``execute``), before the next frame or event is looked at. That is what makes
 the core's guarantees hold on the wire: each command is complete before the next starts.
 
-Timers: ``tick`` (SOW expiry, heartbeats) every ``tick_interval``; a journal commit at most
+Bookmark replay (``replayer.py``): a ``StartReplay`` action commits the journal and finds the
+start synchronously, then a task streams the journal in chunks, yielding between them.
+
+Timers: ``tick`` (SOW expiry, heartbeats) every ``tick_interval``; conflated subscriptions'
+releases at the core's next conflation deadline (checked after every batch of actions, so a
+100 ms interval is kept to within the event loop's latency, not the 1 s tick); a journal commit at most
 ``flush_interval`` after the first uncommitted append or held frame (group commit: everything
 appended in between shares one fsync), releasing the ``persisted`` acks it covers; a SOW
 checkpoint every ``checkpoint_interval`` and at shutdown, each right after a commit.
@@ -30,7 +35,9 @@ from collections.abc import Callable
 
 from ampsctl.broker.connection import ClientConnection
 from ampsctl.broker.core import Action, Append, BrokerCore, Close, Log, LogLevel, Send, SendDurable
+from ampsctl.broker.core.replay import StartReplay
 from ampsctl.broker.durability import Durability
+from ampsctl.broker.replayer import Replayer
 from ampsctl.broker.settings import BrokerSettings, Listener
 from ampsctl.errors import AmpsctlError, EnvironmentProblem
 from ampsctl.protocol.frames import Frame
@@ -61,7 +68,11 @@ class BrokerServer:
         self._tasks: list[asyncio.Task[None]] = []
         self._next_conn = 0
         self._commit_timer: asyncio.TimerHandle | None = None
+        self._release_timer: tuple[int, asyncio.TimerHandle] | None = None  # (deadline µs, timer)
         self._closed = False
+        journal = settings.journal
+        self.replayer = Replayer(core, journal.directory if journal is not None else None, commit=self._commit,
+                                 execute=self.execute, queued=self._queued)
 
     # ------------------------------------------------------------------ life cycle
 
@@ -94,8 +105,11 @@ class BrokerServer:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await self.replayer.close()
         if self._commit_timer is not None:
             self._commit_timer.cancel()
+        if self._release_timer is not None:
+            self._release_timer[1].cancel()
         if self.failure is None:
             with contextlib.suppress(AmpsctlError):  # a failing disk at shutdown is logged, not raised twice
                 self._commit()
@@ -164,8 +178,17 @@ class BrokerServer:
                         connection.close(action.reason)
                 elif isinstance(action, Log):
                     log.log(_LEVELS[action.level], "%s", action.message)
+                elif isinstance(action, StartReplay):
+                    self.replayer.start(action.ticket)
         except AmpsctlError as error:
             self.fail(error)
+        self._schedule_release()
+
+    def _queued(self, conn: int) -> int | None:
+        connection = self.connections.get(conn)
+        if connection is None or connection.closing or connection.transport is None:
+            return None
+        return connection.transport.get_write_buffer_size()
 
     def _write(self, conn: int, data: bytes) -> None:
         connection = self.connections.get(conn)
@@ -194,6 +217,24 @@ class BrokerServer:
     def _commit(self) -> None:
         for conn, frame in self.durability.commit():
             self._write(conn, frame)
+
+    def _schedule_release(self) -> None:
+        """Keep one timer armed for the core's next conflation deadline."""
+        deadline = self.core.conflation.next_deadline()
+        if deadline is None or self._closed:
+            return
+        current = self._release_timer
+        if current is not None:
+            if current[0] <= deadline:
+                return
+            current[1].cancel()
+        delay = max(deadline - self.clock(), 0) / 1_000_000
+        self._release_timer = (deadline, asyncio.get_running_loop().call_later(delay, self._release))
+
+    def _release(self) -> None:
+        self._release_timer = None
+        if self.failure is None:
+            self.execute(self.core.conflation.release(self.core.subs, self.clock()))  # re-arms the timer
 
     def _tick(self) -> None:
         self.execute(self.core.tick(self.clock()))

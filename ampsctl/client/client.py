@@ -51,12 +51,34 @@ class SowResult:
 
 
 class ClientSubscription:
-    """Messages (``Delivery`` and ``Oof``) of one subscription, in arrival order."""
+    """Messages (``Delivery`` and ``Oof``) of one subscription, in arrival order.
 
-    def __init__(self, client: Client, sub_id: str, queue: Any) -> None:
+    A bookmark subscription replays the journal first; ``await sub.completed()`` returns the
+    ``completed`` ack that marks the end of the replay (every message before it in ``next()``
+    was replayed, every one after it is live). Each message's ``bookmark`` is its place in the
+    journal, the value to resubscribe from.
+    """
+
+    def __init__(self, client: Client, sub_id: str, queue: Any, replay: Exchange | None = None) -> None:
         self.client = client
         self.sub_id = sub_id
         self.queue = queue
+        self._replay = replay  # the exchange that receives the completed ack
+        self._completed: Ack | None = None
+
+    async def completed(self) -> Ack:
+        """Wait for the end of the replay (the ``completed`` ack); at once for a plain subscription."""
+        if self._completed is not None:
+            return self._completed
+        exchange = self._replay
+        if exchange is None:
+            raise ValueError("only a bookmark subscription (subscribe(..., bookmark=...)) has a replay to wait for")
+        while True:
+            message = await exchange.next()
+            if isinstance(message, Ack) and message.ack_type is AckType.COMPLETED:
+                self.client.wire.exchanges.pop(exchange.cid, None)
+                self._completed = message
+                return message
 
     async def next(self) -> Delivery | Oof:
         item: Item = await self.queue.get()
@@ -148,18 +170,37 @@ class Client:
 
     async def subscribe(self, topic: str, *, filter: str | None = None, options: str | None = None,
                         sub_id: str | None = None, delta: bool = False, bookmark: str | None = None) -> ClientSubscription:
-        """Subscribe; returns once the broker confirmed (``processed``)."""
+        """Subscribe; returns once the broker confirmed (``processed``).
+
+        With ``bookmark`` (``"0"``, a message's bookmark, a timestamp ``20261122T093000Z``, a comma
+        list, ``"0|1|"``) the broker replays the journal after that point before going live; the
+        subscription's ``completed()`` waits for the end of the replay.
+        """
         sub_id = sub_id or self.next_id()
         queue = self.wire.subscription_queue(sub_id)
         kind = DeltaSubscribe if delta else Subscribe
-        command = kind(cid=sub_id, acks=frozenset({AckType.PROCESSED}), topic=topic, sub_id=sub_id, filter=filter,
+        acks = {AckType.PROCESSED} | ({AckType.COMPLETED} if bookmark is not None else set())
+        command = kind(cid=sub_id, acks=frozenset(acks), topic=topic, sub_id=sub_id, filter=filter,
                        bookmark=bookmark, options=_options(options))
+        exchange = self.wire.exchange(sub_id)
         try:
-            await self._run(command, sub_id, until=AckType.PROCESSED)
-        except CommandFailed:
+            await self.wire.send(command.encode())
+            while True:
+                message = await exchange.next()
+                if not isinstance(message, Ack):
+                    continue
+                if not message.ok:
+                    raise CommandFailed(command.kind.value, message)
+                if message.ack_type is AckType.PROCESSED:
+                    break
+        except BaseException:
             self.wire.subscriptions.pop(sub_id, None)
+            self.wire.exchanges.pop(sub_id, None)
             raise
-        return ClientSubscription(self, sub_id, queue)
+        if bookmark is None:
+            self.wire.exchanges.pop(sub_id, None)
+            return ClientSubscription(self, sub_id, queue)
+        return ClientSubscription(self, sub_id, queue, exchange)
 
     async def sow(self, topic: str, *, filter: str | None = None, orderby: str | None = None,
                   top_n: int | None = None, batch_size: int = 10, options: str | None = None,
@@ -200,6 +241,7 @@ class Client:
                         until=AckType.PROCESSED)
         for gone in list(self.wire.subscriptions) if sub_id == "all" else [sub_id]:
             self.wire.subscriptions.pop(gone, None)
+            self.wire.exchanges.pop(gone, None)  # a bookmark subscription's wait for completed
 
     async def flush(self, ack: str = "completed") -> Ack:
         """Wait until the broker processed (or, with "persisted", journaled) every earlier command."""

@@ -31,6 +31,7 @@ from typing import Any
 
 from ampsctl.broker.core import handlers
 from ampsctl.broker.core.actions import Action, Append, Close, Log, LogLevel, Send, SendDurable
+from ampsctl.broker.core.conflation import ConflationQueue
 from ampsctl.broker.core.fanout import Update, UpdateKind, fan_out
 from ampsctl.broker.core.refusal import Refused
 from ampsctl.broker.core.session import LogonState, Publishers, Session
@@ -61,6 +62,7 @@ class BrokerCore:
         self.subs = SubscriptionIndex()
         self.writes = Writes(store, settings, last_sequence)
         self.publishers = Publishers()
+        self.conflation = ConflationQueue()  # conflated subscriptions' pending updates (conflation.py)
         self._handlers: dict[type, Callable[[BrokerCore, Session, Any, int], list[Action]]] = handlers.TABLE
 
     @property

@@ -83,18 +83,34 @@ _REASONS = {UpdateKind.DELETE: OofReason.DELETED, UpdateKind.EXPIRE: OofReason.E
 
 
 def fan_out(update: Update, subs: Sequence[Subscription], now: int) -> list[Send]:
-    """The frames ``update`` produces for ``subs`` (the subscriptions matching its topic)."""
+    """The frames ``update`` produces for ``subs`` (the subscriptions matching its topic).
+
+    A subscription replaying the journal holds its frame (replay.py); a conflated one keeps the
+    update for its interval (conflation.py). Neither shares a frame with other subscriptions.
+    """
     if not subs:
         return []
     by_conn: dict[int, list[Subscription]] = {}
     for sub in subs:
-        by_conn.setdefault(sub.conn, []).append(sub)
+        if sub.replay is not None:
+            data = _for_connection(update, [sub], now)
+            if data:
+                sub.replay.hold(data)
+        elif sub.conflation is not None:
+            sub.conflation.offer(sub, update, now)
+        else:
+            by_conn.setdefault(sub.conn, []).append(sub)
     sends = []
     for conn, conn_subs in by_conn.items():
         data = _for_connection(update, conn_subs, now)
         if data:
             sends.append(Send(conn, data))
     return sends
+
+
+def render(update: Update, subs: list[Subscription], now: int) -> bytes:
+    """The frames of ``update`` for ``subs`` (all of one connection), sent now: replay, conflation."""
+    return _for_connection(update, subs, now)
 
 
 def _for_connection(update: Update, subs: list[Subscription], now: int) -> bytes:

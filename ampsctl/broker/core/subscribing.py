@@ -8,17 +8,24 @@ with nothing lost or repeated; with ``oof`` the records returned start in focus 
 
 Options this slice gives meaning to: ``oof``, ``no_empties``, ``send_keys`` (always on for delta
 subscriptions, as since AMPS 4.0), ``no_sowkey``, ``select``, ``timestamp``, ``replace``,
-``top_n``, ``skip_n`` (the query part only), and the accepted no-ops ``live``, ``bookmark``,
-``fully_durable``, ``rate``, ``rate_max_gap``, ``max_backlog``. ``pause``/``resume`` and
-``conflation`` are refused with ``invalid options`` rather than silently ignored. Bookmarks:
-only "now" (``0|1|``, and ``recent``, which a server treats as now, §9.2 [REC]) is served; a
-replay request is refused with ``invalid bookmark`` (bookmark replay is a later slice).
+``top_n``, ``skip_n`` (the query part only), ``conflation``/``conflation_key`` (conflation.py),
+``bookmark_not_found``, and the accepted no-ops ``live``, ``bookmark``, ``fully_durable``,
+``rate``, ``rate_max_gap``, ``max_backlog``. ``pause``/``resume`` are refused with
+``invalid options`` rather than silently ignored.
+
+Bookmarks (§9): "now" (``0|1|``, and ``recent``, which a server treats as now, §9.2 [REC]) is a
+plain subscription; ``0``, ``h|seq|``, a timestamp or a list replay the journal first
+(replay.py): the subscribe handler registers the subscription and returns ``StartReplay``, and
+its ``processed`` ack waits until the server has found the start. ``oof`` is ignored on a
+bookmark subscription; a bookmark with ``conflation`` is refused (``invalid options``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
+from ampsctl.broker.core import conflation, replay
 from ampsctl.broker.core.actions import Action, Send
 from ampsctl.broker.core.queries import QueryResult, is_sow_topic, prepare, result_frames, run, sow_topics
 from ampsctl.broker.core.refusal import Refused
@@ -27,7 +34,8 @@ from ampsctl.broker.core.session import Session
 from ampsctl.broker.core.subscriptions import Predicate, Subscription, compile_filter_text
 from ampsctl.errors import InputError
 from ampsctl.filter.regexes import has_metachars
-from ampsctl.protocol.acks import AckType, stats_ack
+from ampsctl.journal.bookmarks import Position, parse_position
+from ampsctl.protocol.acks import AckType, Status, failure_ack_type, stats_ack
 from ampsctl.protocol.cmdoptions import CommandOptions
 from ampsctl.protocol.commands import DeltaSubscribe, Sow, SowAndDeltaSubscribe, SowAndSubscribe, Subscribe
 from ampsctl.protocol.errors import Reason
@@ -42,13 +50,32 @@ _NOW_BOOKMARKS = frozenset({"0|1|", "recent"})
 def subscribe(core: BrokerCore, session: Session, cmd: Subscribe | DeltaSubscribe, now: int) -> list[Action]:
     sub_id = cmd.sub_id or session.assign_sub_id()
     _check_new(core, session, sub_id, cmd.options)
-    if cmd.bookmark is not None:
-        _check_bookmark(core, cmd.topic, cmd.bookmark)
+    position = _check_bookmark(core, cmd.topic, cmd.bookmark, cmd.options) if cmd.bookmark is not None else None
     predicate = _predicate(cmd.filter)
-    core.subs.add(Subscription.build(conn=session.conn, sub_id=sub_id, topic=cmd.topic, filter=cmd.filter,
-                                     predicate=predicate, delta=isinstance(cmd, DeltaSubscribe),
-                                     options=cmd.options, order=core.subs.next_order()))
-    return _acks(session, cmd, sub_id, None, AckType.PROCESSED, AckType.COMPLETED)
+    options = cmd.options
+    if cmd.bookmark is not None and options.oof:
+        options = dataclasses.replace(options, oof=False)  # bookmark subscriptions never get OOF (§8.2)
+    sub = Subscription.build(conn=session.conn, sub_id=sub_id, topic=cmd.topic, filter=cmd.filter,
+                             predicate=predicate, delta=isinstance(cmd, DeltaSubscribe),
+                             options=options, order=core.subs.next_order())
+    conflation.attach(core.conflation, sub)
+    if position is None:
+        core.subs.add(sub)
+        return _acks(session, cmd, sub_id, None, AckType.PROCESSED, AckType.COMPLETED)
+    ticket = replay.ReplayTicket(session.conn, sub_id, sub, position, upto=core.last_sequence)
+    carrier = failure_ack_type(cmd.acks)
+    failure = (cmd.ack(carrier, status=Status.FAILURE, reason=Reason.INVALID_BOOKMARK, sub_id=sub_id).encode()
+               if carrier is not None else b"")
+    state = replay.ReplayState(ticket, processed=_ack_bytes(cmd, sub_id, AckType.PROCESSED),
+                               completed=_ack_bytes(cmd, sub_id, AckType.COMPLETED), failure=failure,
+                               not_found=options.bookmark_not_found, bookmark=cmd.bookmark or "")
+    start = replay.begin(sub, state)
+    core.subs.add(sub)
+    return [start]  # type: ignore[list-item]  # StartReplay: an action the server knows (replay.py)
+
+
+def _ack_bytes(cmd: Subscribe | DeltaSubscribe, sub_id: str, ack_type: AckType) -> bytes:
+    return cmd.ack(ack_type, sub_id=sub_id).encode() if cmd.wants(ack_type) else b""
 
 
 def sow(core: BrokerCore, session: Session, cmd: Sow, now: int) -> list[Action]:
@@ -74,6 +101,7 @@ def sow_and_subscribe(core: BrokerCore, session: Session, cmd: SowAndSubscribe |
     sub = Subscription.build(conn=session.conn, sub_id=sub_id, topic=cmd.topic, filter=cmd.filter,
                              predicate=predicate, delta=isinstance(cmd, SowAndDeltaSubscribe),
                              options=cmd.options, order=core.subs.next_order())
+    conflation.attach(core.conflation, sub)
     if sub.focus is not None and is_sow_topic(core.store, cmd.topic, message_type):
         sub.focus.update(row.record.key for row in result.rows)
     core.subs.add(sub)
@@ -109,20 +137,32 @@ def _acks(session: Session, cmd: Subscribe | DeltaSubscribe | Sow | SowAndSubscr
 def _check_new(core: BrokerCore, session: Session, sub_id: str, options: CommandOptions) -> None:
     if options.pause or options.resume:
         raise Refused(Reason.INVALID_OPTIONS, "pause/resume are not supported by ampsctl's broker yet")
-    if options.conflation is not None or options.conflation_key is not None:
-        raise Refused(Reason.INVALID_OPTIONS, "conflation is not supported by ampsctl's broker yet")
+    if options.conflation_key is not None and options.conflation is None:
+        raise Refused(Reason.INVALID_OPTIONS, "conflation_key needs a conflation interval (conflation=100ms)")
+    if options.conflation is not None and options.conflation.nanos < conflation.MIN_INTERVAL * 1000:
+        raise Refused(Reason.INVALID_OPTIONS, f"conflation={options.conflation.text}: the interval must be at least "
+                                              f"{conflation.MIN_INTERVAL // 1000} ms")
     if core.subs.get(session.conn, sub_id) is not None and not options.replace:
         raise Refused(Reason.SUBSCRIPTION_ALREADY_EXISTS, f"sub_id {sub_id!r} is already subscribed on this "
                                                           "connection (use the replace option to change it)")
 
 
-def _check_bookmark(core: BrokerCore, topic: str, bookmark: str) -> None:
-    if not has_metachars(topic) and not core.settings.records(topic):
+def _check_bookmark(core: BrokerCore, topic: str, bookmark: str, options: CommandOptions) -> Position | None:
+    """Where a bookmark subscription starts; None: now (no replay)."""
+    if not core.settings.journal_enabled or (not has_metachars(topic) and not core.settings.records(topic)):
         raise Refused(Reason.INVALID_TOPIC, f"bookmark subscription to {topic!r}, which the transaction log "
                                             "does not record")
-    if bookmark.strip() not in _NOW_BOOKMARKS:
-        raise Refused(Reason.INVALID_BOOKMARK, f"bookmark {bookmark!r}: replaying the journal is not supported "
-                                               "yet; subscribe with bm 0|1| (now) or without a bookmark")
+    if options.conflation is not None:
+        raise Refused(Reason.INVALID_OPTIONS, "conflation cannot be combined with a bookmark (a replay delivers "
+                                              "every message of the journal)")
+    text = bookmark.strip()
+    if text in _NOW_BOOKMARKS:
+        return None
+    try:
+        position = parse_position(text)
+    except InputError as exc:
+        raise Refused(Reason.INVALID_BOOKMARK, f"bookmark {bookmark!r}: {exc.message}") from None
+    return None if position.now else position
 
 
 def _check_historical(bookmark: str | None) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import regex
 
@@ -29,6 +29,10 @@ from ampsctl.filter.errors import FilterError
 from ampsctl.filter.regexes import compile_pattern, has_metachars, search_compiled
 from ampsctl.messages.json_codec import JSON
 from ampsctl.protocol.cmdoptions import CommandOptions
+
+if TYPE_CHECKING:
+    from ampsctl.broker.core.conflation import Conflator
+    from ampsctl.broker.core.replay import ReplayState
 
 Predicate = Callable[[Any], bool]
 _PATTERN_CACHE_LIMIT = 10_000
@@ -57,6 +61,8 @@ class Subscription:
     focus: set[str] | None  # SOW keys in focus; None unless the oof option was given
     order: int  # creation order, for stable sids
     pattern: regex.Pattern[str] | None = None
+    replay: ReplayState | None = None  # set while a bookmark subscription replays the journal (replay.py)
+    conflation: Conflator | None = None  # the conflation option (conflation.py)
 
     @classmethod
     def build(cls, *, conn: int, sub_id: str, topic: str, filter: str | None, predicate: Predicate | None,
