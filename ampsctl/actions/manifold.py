@@ -7,6 +7,7 @@ same problems as rules (ACT-014 and the option rules) with all the other finding
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ampsctl.actions.templates import render
@@ -26,9 +27,13 @@ class DoStep:
     module: str
     options: tuple[tuple[str, str], ...]
 
-    def render(self, event: AffinityEvent) -> dict[str, str]:
-        """Each option with the event's variables substituted (``{{VAR}}``)."""
-        variables = event.variables()
+    def render(self, event: AffinityEvent, context: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Each option with the event's variables substituted (``{{VAR}}``).
+
+        ``context`` holds the instance-wide variables (the broker passes AMPS_INSTANCE_NAME,
+        AMPS_DATETIME, ...); the event's own variables win over it, and the simulator passes none.
+        """
+        variables = event.variables() if context is None else {**context, **event.variables()}
         return {name: render(text, variables) for name, text in self.options}
 
 

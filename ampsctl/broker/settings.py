@@ -15,8 +15,11 @@ Decisions (docs/broker.md):
 * ``TransactionLog/JournalDirectory`` is the journal (``FlushInterval`` is the group-commit
   interval, ``JournalSize`` the segment size); its ``Topic`` entries say what is recorded.
 * Relative paths (journal, SOW files) are relative to the current directory, as for AMPS.
-* Every ``Actions/Action`` is reported as not supported (the faucet and publish-message
-  actions are a later slice of issue 7).
+* Actions (``actions/plan.py``): an ``amps-action-on-manifold-affinity`` action whose Do steps
+  are all ``amps-action-do-publish-message`` runs; every other action is reported at start-up as
+  not supported, with its config location, never silently ignored. A ``CoverageSubsetOption``
+  name is declared to the command parser (``CoreSettings.user_options``) so control subscriptions
+  keep it even when it is not a ``udo_*`` name.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ampsctl.actions.plan import plan_actions
 from ampsctl.broker.core.settings import CoreSettings, RecordedTopics
 from ampsctl.errors import InputError, Location, UnitError
 from ampsctl.journal.writer import DEFAULT_SEGMENT_BYTES, FsyncPolicy
@@ -96,14 +100,13 @@ def broker_settings(model: ConfigModel, *, host: str = DEFAULT_HOST, port: int |
         if spec.message_type != "json":
             notes.append(f"SOW topic {spec.name!r} ({spec.message_type}): only json is served; its records are "
                          "recovered but no client can reach them")
-    for action in model.actions:
-        modules = sorted({step.module for step in action.steps if step.module})
-        where = model.config.locate(action.el)
-        notes.append(f"{where}: action with {', '.join(modules) or 'no module'} is not supported by ampsctl's "
-                     "broker yet: it will not run")
-    return BrokerSettings(listeners=listeners, specs=specs, journal=journal,
-                          core=CoreSettings(recorded=recorded), max_frame_size=max_frame_size,
-                          outbound_limit=outbound_limit, notes=tuple(notes))
+    plan = plan_actions(model)
+    notes += plan.notes
+    coverage = frozenset(option for action in plan.actions
+                         if (option := action.manifold.settings.coverage_option) is not None)
+    core = CoreSettings(recorded=recorded, user_options=coverage, actions=plan if plan.actions else None)
+    return BrokerSettings(listeners=listeners, specs=specs, journal=journal, core=core,
+                          max_frame_size=max_frame_size, outbound_limit=outbound_limit, notes=tuple(notes))
 
 
 def _listeners(model: ConfigModel, host: str, notes: list[str]) -> list[Listener]:

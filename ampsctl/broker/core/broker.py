@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ampsctl.broker.core import handlers
+from ampsctl.broker.core.action_runner import CoreActions
 from ampsctl.broker.core.actions import Action, Append, Close, Log, LogLevel, Send, SendDurable
 from ampsctl.broker.core.conflation import ConflationQueue
 from ampsctl.broker.core.fanout import Update, UpdateKind, fan_out
@@ -62,6 +63,7 @@ class BrokerCore:
         self.subs = SubscriptionIndex()
         self.writes = Writes(store, settings, last_sequence)
         self.publishers = Publishers()
+        self.actions = CoreActions.attach(self)  # the config's actions, None without any (action_runner.py)
         self.conflation = ConflationQueue()  # conflated subscriptions' pending updates (conflation.py)
         self._handlers: dict[type, Callable[[BrokerCore, Session, Any, int], list[Action]]] = handlers.TABLE
 
@@ -84,7 +86,7 @@ class BrokerCore:
         if session is None:
             return []
         self._forget(session)
-        return [Log(LogLevel.DEBUG, f"{session.label} disconnected", conn)]
+        return self._with_actions([Log(LogLevel.DEBUG, f"{session.label} disconnected", conn)], now)
 
     def drop(self, conn: int, reason: str) -> list[Action]:
         """Close a connection from the core's side (its state goes now, the socket after)."""
@@ -98,7 +100,9 @@ class BrokerCore:
         del self.sessions[session.conn]
         if session.client_name and self.names.get(session.client_name) == session.conn:
             del self.names[session.client_name]
-        self.subs.remove_conn(session.conn)
+        removed = self.subs.remove_conn(session.conn)
+        if self.actions is not None:
+            self.actions.disconnected(session.conn, len(removed))
 
     # ------------------------------------------------------------------ commands
 
@@ -134,7 +138,7 @@ class BrokerCore:
             return self._touched(self._refusal(session, command, refused), now)
         if command.wants(AckType.RECEIVED):
             out.insert(0, Send(conn, command.ack(AckType.RECEIVED).encode()))
-        return self._touched(out, now)
+        return self._touched(self._with_actions(out, now), now)
 
     def _refusal(self, session: Session, command: Command, refused: Refused) -> list[Action]:
         out: list[Action] = []
@@ -144,6 +148,12 @@ class BrokerCore:
             out.append(Send(session.conn, ack.encode()))
         out.append(Log(LogLevel.WARNING, f"{session.label}: {command.kind.value} refused ({refused.reason}): "
                                          f"{refused.message}", session.conn))
+        return out
+
+    def _with_actions(self, out: list[Action], now: int) -> list[Action]:
+        """``out``, then the publishes of the config's actions that the call caused (action_runner.py)."""
+        if self.actions is not None:
+            out += self.actions.run(self, now)
         return out
 
     def _touched(self, actions: list[Action], now: int) -> list[Action]:
@@ -183,7 +193,7 @@ class BrokerCore:
                 out += self.drop(session.conn, "heartbeat timeout")
             elif now - session.last_out >= interval:
                 out.append(Send(session.conn, _HEARTBEAT))
-        return self._touched(out, now)
+        return self._touched(self._with_actions(out, now), now)
 
     def recovered_expiries(self, changes: list[Change], now: int) -> list[Action]:
         """Journal the expirations that start-up recovery processed (``sow.recover`` returns them)."""

@@ -9,10 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import regex
 
 from ampsctl.filter.regexes import has_metachars
+
+if TYPE_CHECKING:
+    from ampsctl.actions.plan import ActionPlan
 
 SERVER_VERSION = "5.3.4.0:ampsctl"  # §4.3: the broker answers with its own version string
 
@@ -66,6 +70,7 @@ class CoreSettings:
     server_version: str = SERVER_VERSION
     # A client that asked for heartbeats and sent nothing for this many intervals is dropped (§4.4).
     heartbeat_grace: int = 2
+    actions: ActionPlan | None = None  # the config's actions the broker runs (action_runner.py)
     _recorded_cache: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -110,6 +110,8 @@ class SubscriptionIndex:
         self.patterns: dict[tuple[int, str], Subscription] = {}
         self._pattern_hits: dict[str, tuple[Subscription, ...]] = {}
         self._order = itertools.count(1)
+        # Told (added?, subscription) after every add and removal: the config's actions (action_runner.py).
+        self.observer: Callable[[bool, Subscription], None] | None = None
 
     def next_order(self) -> int:
         return next(self._order)
@@ -133,6 +135,8 @@ class SubscriptionIndex:
         else:
             self.patterns[key] = sub
             self._pattern_hits.clear()
+        if self.observer is not None:
+            self.observer(True, sub)
 
     def remove(self, conn: int, sub_id: str) -> Subscription | None:
         subs = self.by_conn.get(conn)
@@ -150,6 +154,8 @@ class SubscriptionIndex:
         else:
             del self.patterns[key]
             self._pattern_hits.clear()
+        if self.observer is not None:
+            self.observer(False, sub)
         return sub
 
     def remove_conn(self, conn: int) -> list[Subscription]:
