@@ -120,6 +120,11 @@ class _Model:
             self.subs[who] = []
             return []
         conn = f"connection-{self.numbers[who]}"
+        if kind == "reconnect":  # the broker closes the old connection holding the name
+            self.count += 1
+            self.numbers[who] = self.count
+            self.subs[who] = []
+            return [{"event": "disconnect", "connection": conn}]
         live = self.subs[who]
         if kind in ("subscribe", "replace"):
             _, _, topic, sub_id, *options = step
@@ -193,6 +198,12 @@ async def _play(uri: str, control: str, steps: list[Step], expected: list[list[s
                 control_subs[who] = sub
         elif kind == "unsubscribe":
             await w(clients[who].unsubscribe(step[2]))
+        elif kind == "reconnect":  # the same client name logs on again: the broker drops the old connection
+            assert payloads, f"step {step}: a drop that publishes nothing cannot be waited for"
+            old, clients[who] = clients[who], await connect(uri, who)
+            control_subs.pop(who, None)
+            await w(old.wire.wait_closed())
+            await w(old.close())
         else:  # close: the broker sees the socket go; the watcher's payloads say it handled it
             assert payloads, f"step {step}: a close that publishes nothing cannot be waited for"
             await w(clients.pop(who).close())
@@ -311,3 +322,23 @@ def test_unsupported_actions_are_reported_at_start_up(tmp_path: Path, caplog: py
     assert len(lines) == 1, lines  # the faucet action runs; only the schedule action is reported
     assert lines[0].startswith(f"{tmp_path / 'amps.xml'}:") and "amps-action-on-schedule" in lines[0]
     assert "will not run" in lines[0]
+
+
+RECONNECT_STEPS: list[Step] = [
+    ("connect", "pub-a"), ("subscribe", "pub-a", SYMBOLS, "ctl"),
+    ("connect", "sub-1"), ("subscribe", "sub-1", "/symbols/IBM", "1"),
+    ("reconnect", "pub-a"),  # the old connection is dropped by the broker: a publisher loss
+    ("subscribe", "pub-a", SYMBOLS, "ctl"),  # the new connection takes the waiting topic
+    ("subscribe", "sub-1", "/symbols/MSFT", "2"),
+]
+
+
+@pytest.mark.parametrize("announcements", ["all", "default"])
+def test_publisher_dropped_by_a_reconnect_taking_its_name(tmp_path: Path, announcements: str) -> None:
+    text = _config(SYMBOLS_ACTION.replace("ANNOUNCEMENTS", announcements))
+    received, expected = _run(tmp_path, text, SYMBOLS, RECONNECT_STEPS)
+    events = [orjson.loads(p) for payloads in expected for p in payloads]
+    assert [e["event"] for e in events] == (["assign", "unassign", "no_handlers", "assign", "assign"]
+                                            if announcements == "all" else ["assign", "no_handlers", "assign", "assign"])
+    assert events[-1]["connection_name"] != events[0]["connection_name"]  # the new connection, same client name
+    assert [m.data.decode() for m in received["pub-a"]] == [p for payloads in expected[5:] for p in payloads]
