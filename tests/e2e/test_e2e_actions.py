@@ -13,7 +13,9 @@ publishers' own control subscriptions must receive the same payloads from their 
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -342,3 +344,39 @@ def test_publisher_dropped_by_a_reconnect_taking_its_name(tmp_path: Path, announ
                                             if announcements == "all" else ["assign", "no_handlers", "assign", "assign"])
     assert events[-1]["connection_name"] != events[0]["connection_name"]  # the new connection, same client name
     assert [m.data.decode() for m in received["pub-a"]] == [p for payloads in expected[5:] for p in payloads]
+
+
+def test_cli_broker_logs_unrun_actions_and_runs_the_faucet(tmp_path: Path) -> None:
+    """``ampsctl broker run`` as a process: the start-up warning names the unsupported action's
+    config line, and the faucet action of the same config publishes its assignment."""
+    schedule = """<Action><On><Module>amps-action-on-schedule</Module><Options><Every>1h</Every></Options></On>
+<Do><Module>amps-action-do-compact-sow</Module></Do></Action>"""
+    config = tmp_path / "amps.xml"
+    config.write_text(_config(COVERAGE_ACTION, more_actions=schedule).format(dir=tmp_path))
+    log = tmp_path / "broker.log"
+
+    async def scenario() -> None:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "ampsctl", "broker", "run", "--config", str(config), "--port", "0",
+            stdout=asyncio.subprocess.PIPE, stderr=log.open("ab"), cwd=tmp_path)
+        try:
+            assert process.stdout is not None
+            line = (await w(process.stdout.readline(), 30)).decode()
+            assert line.startswith("listening tcp://"), (line, log.read_text())
+            uri = line.split()[1]
+            pub = await connect(uri, "pub")
+            control = await w(pub.subscribe(SPACE, options="udo_coverage=/space/.*"))
+            sub = await connect(uri, "sub")
+            await w(sub.subscribe("/space/X"))
+            assignment = orjson.loads((await w(control.next())).data)
+            assert assignment == {"client_name": "pub", "connection_name": "connection-1", "topic": "/space/X",
+                                  "event": "assign"}
+            await w(pub.close())
+            await w(sub.close())
+        finally:
+            process.send_signal(signal.SIGTERM)
+            assert await w(process.wait(), 30) == 0
+
+    run(scenario(), 90)
+    warnings = [line for line in log.read_text().splitlines() if "will not run" in line]
+    assert len(warnings) == 1 and f"{config}:" in warnings[0] and "amps-action-on-schedule" in warnings[0], warnings
