@@ -212,3 +212,25 @@ def test_replay_survives_a_restart(tmp_path: Path) -> None:
 
     run(first())
     run(second())
+
+
+def test_a_subscriber_leaving_mid_replay_stops_it_and_others_are_served(broker_run) -> None:
+    async def scenario(uri: str, _: Path) -> None:
+        pub = await connect(uri, "pub")
+        for n in range(3000):
+            await pub.publish("trades", orjson.dumps({"id": n, "pad": "x" * 200}))
+        await w(pub.flush())
+        leaving = await connect(uri, "leaving")
+        await w(leaving.subscribe("trades", bookmark="0"))
+        await leaving.close()  # mid-replay: the replay task must stop, not write to a dead connection
+        quitting = await connect(uri, "quitting")
+        await w(quitting.subscribe("trades", bookmark="0", sub_id="q"))
+        await w(quitting.unsubscribe("q"))  # mid-replay too
+        await w(quitting.flush())  # the connection goes on working
+        stayer = await connect(uri, "stayer")
+        replay = await w(stayer.subscribe("trades", bookmark="0"))
+        await w(replay.completed(), timeout=30)
+        assert _ids(await _take(replay, replay.pending())) == list(range(3000))
+        await _nothing_more(pub, replay)
+
+    broker_run(scenario)
