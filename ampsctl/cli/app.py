@@ -12,7 +12,7 @@ import sys
 import typer
 
 from ampsctl import __version__
-from ampsctl.cli import affinity_cmd, broker_cmd, compact_cmd, config_cmd, delta_cmd, filter_cmd, journal_cmd, sow_cmd
+from ampsctl.cli import affinity_cmd, broker_cmd, client_cmd, compact_cmd, config_cmd, delta_cmd, filter_cmd, journal_cmd, sow_cmd
 from ampsctl.errors import AmpsctlError, ExitCode
 
 app = typer.Typer(
@@ -32,6 +32,7 @@ journal_cmd.app.command("compact")(compact_cmd.compact)
 app.add_typer(journal_cmd.app, name="journal")
 app.add_typer(sow_cmd.app, name="sow")
 app.add_typer(broker_cmd.app, name="broker")
+app.add_typer(client_cmd.app, name="client")
 
 
 def _version(value: bool) -> None:

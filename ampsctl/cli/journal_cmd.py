@@ -1,4 +1,4 @@
-"""``ampsctl journal import|dump|verify``: write, read and check transaction logs (journals).
+"""``ampsctl journal import|dump|verify|replay``: write, read, check and replay transaction logs (journals).
 
 Thin commands over ``ampsctl.journal``, imported inside each command so ``ampsctl --help``
 stays cheap (tests/cli/test_startup.py). ``journal compact`` lives in compact_cmd.py.
@@ -11,6 +11,9 @@ Output contract (golden files in tests/cli/golden/journal/):
   and offset after the records before it were printed (exit 3).
 * ``verify`` prints every problem with its file and offset and exits 1 if there is any; a torn
   tail is a note, not a problem (the writer cuts it when it next opens the journal).
+* ``replay`` republishes records to a broker (``ampsctl.client.replay``, paced by
+  ``ampsctl.client.pacing``) and prints a summary; ``--to`` is the broker's URI there, and the
+  end position is ``--until`` (``dump``'s ``--to``).
 * Rich progress (on stderr) only when stdout is a terminal.
 """
 
@@ -201,10 +204,10 @@ def _start(reader: JournalReader, text: str | None) -> dict[str, Any]:
     return {"after_sequence": reader.seek_bookmark(text)}
 
 
-def _stop(reader: JournalReader, text: str | None) -> dict[str, Any]:
+def _stop(reader: JournalReader, text: str | None, option: str = "--to") -> dict[str, Any]:
     if text is None:
         return {}
-    position = _position("--to", text)
+    position = _position(option, text)
     if position.timestamp is not None:
         return {"to_timestamp": position.timestamp}
     if position.now:
@@ -262,6 +265,68 @@ def _shown(text: str) -> str:
         else:
             out.append(char.encode("unicode_escape").decode("ascii"))
     return "".join(out)
+
+
+# --------------------------------------------------------------------------------- replay
+
+
+@app.command("replay")
+def replay_command(
+    path: str = typer.Argument(..., metavar="PATH", help=PATH_HELP),
+    to: str = typer.Option(..., "--to", metavar="URI", help="The broker to publish to: tcp://host:port/amps/json."),
+    speed: float | None = typer.Option(None, "--speed", metavar="X",
+                                       help="Replay the recorded pacing X times as fast (default 1; inf: no waiting)."),
+    rate: float | None = typer.Option(None, "--rate", metavar="N", help="Send N records per second instead of the recorded pacing."),
+    max_gap: float = typer.Option(1.0, "--max-gap", metavar="SECONDS", help="With --speed, wait at most this long between two records."),
+    from_: str | None = typer.Option(None, "--from", metavar="BOOKMARK|TIMESTAMP",
+                                     help=f"Start after this bookmark, or at the first record at or after this time: {POSITION_HELP}."),
+    until: str | None = typer.Option(None, "--until", metavar="BOOKMARK|TIMESTAMP",
+                                     help="Stop after this bookmark's record, or before the first record later than this time."),
+    topic: str | None = typer.Option(None, "--topic", metavar="REGEX", help="Only topics this regular expression finds (unanchored)."),
+    name: str | None = typer.Option(None, "--name", "-n", help="Client name; default ampsctl-replay-HOST-PID."),
+    window: int = typer.Option(1000, "--window", min=1, help="Most records sent and not yet acknowledged."),
+    connect_timeout: float = typer.Option(10.0, "--connect-timeout", min=0.001, metavar="SECONDS", help="Give up connecting after this long (exit 4)."),
+    format: ReportFormat = typer.Option(ReportFormat.text, "--format", "-f", help="Summary format."),
+) -> None:
+    """Republish a journal's records to a broker, paced like the original.
+
+    publish and delta_publish records are published again (topic, data,
+    SowKey, expiration, CorrelationId); sow_delete records become
+    sow_delete commands of the same form; expire records and records of
+    other message types than json are skipped (and counted). Pacing: the
+    recorded gaps divided by --speed (default 1), each cut to --max-gap
+    seconds, or a fixed --rate. Everything asks for a persisted ack and the
+    run ends with a flush, so exit 0 means the broker persisted every record.
+    Exit codes: 0 ok, 1 the broker refused a record (named), 2 usage (URI,
+    --from/--until), 3 the journal is damaged or a bookmark not in it, 4 the
+    broker cannot be reached.
+    """
+    from ampsctl.client.pacing import Pace
+    from ampsctl.client.replay import replay
+    from ampsctl.client.session import Target
+    from ampsctl.journal.matching import topic_matcher
+
+    target = Target(to, name, connect_timeout)
+    pace = Pace(speed=1.0 if speed is None and rate is None else speed, rate=rate, max_gap=max_gap)
+    reader = _open_reader(path)
+    bounds = {**_start(reader, from_), **_stop(reader, until, "--until")}
+    topics = topic_matcher(topic) if topic is not None else None
+    total = sum(1 for _ in reader.scan_views(topics=topics, **bounds)) if sys.stdout.isatty() else 0
+    with _count_progress(total, "replaying") as advance:
+        summary = replay(reader.scan(topics=topics, **bounds), target, pace, window=window, progress=advance)
+    if format is ReportFormat.json:
+        _write_line(json_text({
+            "to": to, "records": summary.total, "sent": dict(summary.sent), "skipped": dict(summary.skipped),
+            "first_sequence": summary.first_sequence, "last_sequence": summary.last_sequence,
+            "elapsed_s": round(summary.elapsed, 6), "rate": round(summary.rate, 1),
+        }))
+    else:
+        kinds = ", ".join(f"{count} {label}" for label, count in sorted(summary.sent.items()))
+        skipped = "; skipped " + ", ".join(f"{count} {why}" for why, count in sorted(summary.skipped.items())) \
+            if summary.skipped else ""
+        _write_line(f"replayed {_plural(summary.total, 'record')} ({kinds or 'none'}) to {to} in {summary.elapsed:.3f} s, "
+                    f"{summary.rate:.0f} records/s{skipped}")
+    _torn_note(reader)
 
 
 # --------------------------------------------------------------------------------- verify
@@ -442,8 +507,19 @@ def _progress(total: int, what: str) -> Iterator[Callable[[int], None]]:
         yield lambda done: progress.advance(task, done)
 
 
+@contextmanager
+def _count_progress(total: int, what: str) -> Iterator[Callable[[int], None]]:
+    """``advance(records)`` for a rich progress bar on stderr, shown only when stdout is a terminal."""
+    if not total or not sys.stdout.isatty():
+        yield lambda done: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-
+    with Progress(f"[progress.description]{what}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(what, total=total)
+        yield lambda done: progress.advance(task, done)
 
 
 def _plural(count: int, word: str) -> str:

@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import Any
 
 from ampsctl.client.errors import CommandFailed
+from ampsctl.client.pending import PendingAck
 from ampsctl.client.uri import parse_uri
 from ampsctl.client.wire import Exchange, Item, Wire
 from ampsctl.protocol.acks import Ack, AckType
@@ -281,6 +282,50 @@ class Client:
                         return replies
         finally:
             self.wire.exchanges.pop(cid, None)
+
+    # ------------------------------------------------------------------ pipelining (ampsctl client, journal replay)
+
+    async def publish_nowait(self, topic: str, data: bytes, *, ack: str = "persisted", delta: bool = False,
+                             expiration: int | None = None, sow_key: str | None = None,
+                             correlation_id: str | None = None) -> PendingAck:
+        """Send a publish asking for ``ack`` and return once it is written; await the result's
+        ``wait()`` for the ack. Commands take effect in sending order (pending.py)."""
+        cid = self.next_id()
+        self._seq += 1
+        kind = DeltaPublish if delta else Publish
+        command = kind(cid=cid, acks=frozenset({AckType(ack)}), topic=topic, data=data, seq=self._seq,
+                       expiration=expiration, sow_key=sow_key, correlation_id=correlation_id)
+        return await self._start(command, cid, AckType(ack), seq=self._seq)
+
+    async def sow_delete_nowait(self, topic: str, *, filter: str | None = None, keys: tuple[str, ...] = (),
+                                data: bytes = b"", ack: str = "persisted") -> PendingAck:
+        """Send a sow_delete asking for ``ack`` and return once it is written. (Not stats too: a
+        broker may send the stats ack before a persisted ack held for its group commit.)"""
+        cid = self.next_id()
+        command = SowDelete(cid=cid, acks=frozenset({AckType(ack)}), topic=topic, filter=filter,
+                            sow_keys=tuple(keys), data=data)
+        return await self._start(command, cid, AckType(ack))
+
+    async def sow_batches(self, topic: str, *, filter: str | None = None, orderby: str | None = None,
+                          top_n: int | None = None, batch_size: int = 10,
+                          options: str | None = None) -> tuple[list[SowBatch], Ack | None]:
+        """A SOW query's batches as they came (each names its topic, for regex queries) and the stats ack."""
+        cid = self.next_id()
+        command = Sow(cid=cid, acks=_QUERY_ACKS, topic=topic, query_id=cid, filter=filter, batch_size=batch_size,
+                      orderby=parse_orderby(orderby), options=_options(options, top_n))
+        replies = await self._run(command, cid, until=AckType.STATS)
+        stats = next((r for r in replies if isinstance(r, Ack) and r.ack_type is AckType.STATS), None)
+        return [reply for reply in replies if isinstance(reply, SowBatch)], stats
+
+    async def _start(self, command: Any, cid: str, until: AckType, *, seq: int | None = None) -> PendingAck:
+        exchange = self.wire.exchange(cid, seq)
+        pending = PendingAck(self.wire, exchange, command.kind.value, until)
+        try:
+            await self.wire.send(command.encode())
+        except BaseException:
+            pending.abandon()
+            raise
+        return pending
 
 
 def _options(text: str | None, top_n: int | None = None) -> CommandOptions:
