@@ -121,7 +121,7 @@ def resolved(core: BrokerCore, ticket: ReplayTicket, found: int | None) -> list[
     if state is None:
         return []
     out: list[Action] = []
-    label = f"connection {ticket.conn}: subscription {ticket.sub_id!r}"
+    label = f"{_label(core, ticket.conn)}: subscription {ticket.sub_id!r}"
     if found is None:
         policy = state.not_found
         if policy == "fail":
@@ -184,11 +184,18 @@ def abort(core: BrokerCore, ticket: ReplayTicket, why: str) -> list[Action]:
     """The journal could not be read: the client cannot be served without a gap, so it is closed."""
     if _current(core, ticket) is None:
         return []
-    return [Log(LogLevel.ERROR, f"connection {ticket.conn}: replay for subscription {ticket.sub_id!r} failed: "
+    return [Log(LogLevel.ERROR, f"{_label(core, ticket.conn)}: replay for subscription {ticket.sub_id!r} failed: "
                                 f"{why}; disconnecting", ticket.conn), *core.drop(ticket.conn, "replay failed")]
 
 
+def _label(core: BrokerCore, conn: int) -> str:
+    session = core.sessions.get(conn)
+    return session.label if session is not None else f"connection {conn}"
+
+
 def _overflow(core: BrokerCore, ticket: ReplayTicket) -> list[Action]:
-    message = (f"connection {ticket.conn}: subscription {ticket.sub_id!r} fell more than {HOLD_LIMIT} bytes of "
+    state = ticket.subscription.replay
+    limit = state.limit if state is not None else HOLD_LIMIT
+    message = (f"{_label(core, ticket.conn)}: subscription {ticket.sub_id!r} fell more than {limit} bytes of "
                "live messages behind while replaying the journal: disconnecting it as a slow consumer")
     return [Log(LogLevel.WARNING, message, ticket.conn), *core.drop(ticket.conn, "slow consumer during replay")]
