@@ -53,6 +53,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out" / "broker-bench"
+PROFILE = ROOT / "bench" / "out" / "broker-profile.txt"
 MESSAGES = 200_000
 SOW_RECORDS = 100_000
 RATE = 10_000
@@ -320,13 +321,11 @@ class Servers:
 
     def __init__(self, directory: Path, fsync: str, flush: str, profile: str | None) -> None:
         self.directory = directory
+        self.profiler: subprocess.Popen[bytes] | None = None
         config = directory / "amps.xml"
         config.write_text(CONFIG.format(dir=directory, flush=flush))
         command = [sys.executable, "-m", "ampsctl", "broker", "run", "--config", str(config), "--port", "0",
                    "--fsync", fsync]
-        if profile:
-            command = [profile.split(":", 1)[1], "record", "--rate", "200", "--output", str(OUT / "broker-profile.svg"),
-                       "--", *command] if profile.startswith("py-spy:") else command
         self.broker_log = open(directory / "broker.log", "wb")  # noqa: SIM115
         self.broker = subprocess.Popen(command, cwd=directory, stdout=subprocess.PIPE, stderr=self.broker_log,
                                        env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -336,6 +335,11 @@ class Servers:
             self.stop()
             raise SystemExit(f"the broker did not start: {line!r}; see {directory / 'broker.log'}")
         self.amps_port = int(line.rsplit(":", 1)[1].split("/")[0])
+        if profile:  # sample the broker (py-spy attaches to its pid) until stop
+            self.profiler = subprocess.Popen([profile, "record", "--pid", str(self.broker.pid), "--rate", "250",
+                                              "--format", "raw", "--output", str(PROFILE)],
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1)
         self.redis_port = free_port()
         self.redis = subprocess.Popen(
             ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
@@ -355,10 +359,18 @@ class Servers:
                 raise SystemExit("redis-server did not start")
             time.sleep(0.05)
 
+    def broker_cpu(self) -> float:
+        """CPU seconds (user + system) the broker process used so far."""
+        fields = (Path("/proc") / str(self.broker.pid) / "stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def port(self, proto: str) -> int:
         return self.amps_port if proto == "amps" else self.redis_port
 
     def stop(self) -> None:
+        if self.profiler is not None and self.profiler.poll() is None:
+            self.profiler.send_signal(signal.SIGINT)
+            self.profiler.wait(60)
         for process in (getattr(self, "redis", None), self.broker):
             if process is not None and process.poll() is None:
                 process.send_signal(signal.SIGINT if process is self.broker else signal.SIGTERM)
@@ -410,19 +422,23 @@ def subscriber(proto: str, port: int, count: int, *, name: str, times: bool = Fa
 def ingest(servers: Servers, proto: str, args: argparse.Namespace, *, topic: str = "bench",
            name: str = "pub-ingest", count: int | None = None) -> dict[str, Any]:
     count = args.messages if count is None else count
+    cpu = servers.broker_cpu()
     pub = result_of(spawn("publish", proto=proto, port=servers.port(proto), topic=topic, count=count, name=name,
                           acks=True, chunk=args.chunk, window=args.window))
     pub["rate"] = count / ((pub["end"] - pub["start"]) / 1e9)
+    pub["cpu_us"] = (servers.broker_cpu() - cpu) / count * 1e6  # meaningful for the broker only
     return pub
 
 
 def delivery(servers: Servers, proto: str, args: argparse.Namespace) -> dict[str, Any]:
     port = servers.port(proto)
     sub = subscriber(proto, port, args.messages, name="sub-delivery")
+    cpu = servers.broker_cpu()
     pub = result_of(spawn("publish", proto=proto, port=port, topic="bench", count=args.messages, name="pub-delivery",
                           chunk=args.chunk))
     got = result_of(sub)
     return {"rate": got["count"] / ((got["last"] - pub["start"]) / 1e9), "count": got["count"],
+            "cpu_us": (servers.broker_cpu() - cpu) / args.messages * 1e6,
             "publish_rate": args.messages / ((pub["end"] - pub["start"]) / 1e9)}
 
 
@@ -514,7 +530,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flush-interval", default="10ms", help="the TransactionLog's FlushInterval (default 10ms)")
     parser.add_argument("--only", choices=("ingest", "delivery", "latency", "query"), action="append",
                         help="run only these measurements (repeatable)")
-    parser.add_argument("--profile", metavar="py-spy:PATH", help="run the broker under `PATH record` (writes bench/out/broker-profile.svg)")
+    parser.add_argument("--profile", metavar="PY_SPY", help="sample the broker with this py-spy executable "
+                        "(collapsed stacks to bench/out/broker-profile.txt)")
     parser.add_argument("--keep", action="store_true", help="keep bench/out/broker-bench/")
     # the load generators' own options (internal)
     parser.add_argument("--role", choices=("publish", "subscribe"), help=argparse.SUPPRESS)
@@ -576,7 +593,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         servers.stop()
         journal = sum(p.stat().st_size for p in (OUT / "journal").glob("*")) if (OUT / "journal").exists() else 0
-        if not args.keep and not args.profile:
+        if not args.keep:
             shutil.rmtree(OUT, ignore_errors=True)
     print(f"journal written: {journal / 1e6:.1f} MB")
     print()
@@ -598,10 +615,12 @@ def _report(figures: dict[str, dict[str, Any]], args: argparse.Namespace) -> Non
                      f"{ours / ref:.2f}x", f">= {TARGET_INGEST:,}", _verdict(ours >= TARGET_INGEST)))
         rows.append(("ingest msgs/s, same generator (persisted acks / PUBLISH replies)", f"{ours:,.0f}", f"{peer:,.0f}",
                      f"{ours / peer:.2f}x", "", ""))
+        rows.append(("  broker CPU per ingested message, µs", f"{figures['ingest-amps']['cpu_us']:.1f}", "", "", "", ""))
     if "delivery-amps" in figures:
         ours, peer = figures["delivery-amps"]["rate"], figures["delivery-redis"]["rate"]
         rows.append(("publish -> 1 subscriber, delivered msgs/s", f"{ours:,.0f}", f"{peer:,.0f}", f"{ours / peer:.2f}x",
                      f">= {TARGET_DELIVERY:,}", _verdict(ours >= TARGET_DELIVERY)))
+        rows.append(("  broker CPU per delivered message, µs", f"{figures['delivery-amps']['cpu_us']:.1f}", "", "", "", ""))
     if "latency-amps" in figures:
         a, r = figures["latency-amps"], figures["latency-redis"]
         rate = f"{a['offered']:,.0f}/{r['offered']:,.0f} msgs/s offered"

@@ -3,7 +3,10 @@
 Theory of operation. asyncio calls ``data_received`` with whatever bytes arrived; the
 connection's ``FrameDecoder`` cuts frames (any split of the stream gives the same frames) and
 each frame goes to the server, which runs it through the core and executes the actions before
-the next frame is looked at. Writes go straight to the transport's buffer.
+the next frame is looked at. Writes are gathered per connection and handed to the transport
+as one buffer once the current callback returns (``call_soon``): a read of 100 publishes
+costs one ``transport.write`` per connection, not one per ack or delivery (issue 7,
+bench/broker.py). Order is unchanged; ``close`` hands over what is gathered first.
 
 Invariants:
 * A framing error (garbage, a frame over the size limit, a header that is not JSON, a stream
@@ -11,7 +14,10 @@ Invariants:
   before it in the same read were processed (§2.1 [REC], FrameError.frames).
 * Outbound bytes waiting in the transport never exceed ``outbound_limit`` for long: the write
   that crosses it disconnects the client as a slow consumer, with a log line (issue 7, bad
-  input). Other clients are not affected: nothing waits on a slow socket.
+  input). Other clients are not affected: nothing waits on a slow socket. Gathered bytes count:
+  ``_queued`` (the transport's buffer at the last hand-over; it only drains in between) plus
+  the gathered bytes bound the true figure from above, and when that bound crosses the limit
+  the gathered bytes are handed over at once and the transport's own figure decides.
 * Nothing is read from a connection once it is closing.
 """
 
@@ -40,6 +46,10 @@ class ClientConnection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.closing = False
         self.decoder = FrameDecoder(server.settings.max_frame_size)
+        self._limit = server.settings.outbound_limit
+        self._gathered: list[bytes] = []  # written since the last hand-over to the transport
+        self._gathered_bytes = 0
+        self._queued = 0  # the transport's buffer size at the last hand-over
 
     # ------------------------------------------------------------------ asyncio callbacks
 
@@ -66,6 +76,7 @@ class ClientConnection(asyncio.Protocol):
             self.close(f"protocol error ({failure.code}): {failure.message}", level=logging.WARNING)
 
     def eof_received(self) -> bool:
+        self._flush()  # asyncio closes the transport next; what is gathered goes out first
         try:
             self.decoder.finish()
         except FrameTruncated as exc:
@@ -76,24 +87,45 @@ class ClientConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closing = True
+        self._gathered.clear()
         self.server.unregister(self)
 
     # ------------------------------------------------------------------ used by the server
 
     def write(self, data: bytes) -> None:
-        transport = self.transport
-        if self.closing or transport is None:
+        if self.closing or self.transport is None:
             return
-        transport.write(data)
-        queued = transport.get_write_buffer_size()
-        if queued > self.server.settings.outbound_limit:
-            self.close(f"slow consumer: {queued} bytes queued for it, over the limit of "
-                       f"{self.server.settings.outbound_limit}", level=logging.WARNING, abort=True)
+        gathered = self._gathered
+        if not gathered:
+            asyncio.get_running_loop().call_soon(self._flush)
+        gathered.append(data)
+        self._gathered_bytes += len(data)
+        if self._queued + self._gathered_bytes > self._limit:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Hand what was gathered to the transport; the slow-consumer check."""
+        gathered = self._gathered
+        transport = self.transport
+        if not gathered or self.closing or transport is None:
+            return
+        transport.write(gathered[0] if len(gathered) == 1 else b"".join(gathered))
+        gathered.clear()
+        self._gathered_bytes = 0
+        queued = self._queued = transport.get_write_buffer_size()
+        if queued > self._limit:
+            self.close(f"slow consumer: {queued} bytes queued for it, over the limit of {self._limit}",
+                       level=logging.WARNING, abort=True)
 
     def close(self, reason: str, *, level: int = logging.INFO, abort: bool = False) -> None:
         """Close after what is queued is written (``abort``: drop it, for slow consumers)."""
         if self.closing:
             return
+        if not abort:
+            self._flush()  # may find a slow consumer and abort instead
+            if self.closing:
+                return
+        self._gathered.clear()
         self.closing = True
         log.log(level, "connection %d (%s) closed: %s", self.conn, self.peer, reason)
         if self.transport is not None:

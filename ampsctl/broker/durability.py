@@ -72,14 +72,26 @@ class Durability:
         return True
 
     def commit(self) -> list[tuple[int, bytes]]:
-        """Commit the journal; the held (conn, frame) pairs it releases, in order."""
+        """Commit the journal; the held (conn, frames) pairs it releases, in order.
+
+        Consecutive frames for one connection come joined into one write (a publisher's
+        persisted acks for a whole group commit are typically one run): the bytes each
+        connection receives, and their order, are the same as one pair per frame."""
         if self.writer is not None and self.uncommitted:
             self.writer.commit()
             self.committed = self.writer.last_sequence
-        released = []
-        while self._held and self._held[0][0] <= self.committed:
-            _, conn, frame = self._held.popleft()
-            released.append((conn, frame))
+        held, committed = self._held, self.committed
+        released: list[tuple[int, bytes]] = []
+        run_conn, run = 0, []
+        while held and held[0][0] <= committed:
+            _, conn, frame = held.popleft()
+            if run and conn != run_conn:
+                released.append((run_conn, run[0] if len(run) == 1 else b"".join(run)))
+                run = []
+            run_conn = conn
+            run.append(frame)
+        if run:
+            released.append((run_conn, run[0] if len(run) == 1 else b"".join(run)))
         return released
 
     def checkpoint(self) -> int:

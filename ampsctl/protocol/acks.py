@@ -18,6 +18,7 @@ from typing import Any
 
 from ampsctl.protocol import headers as h
 from ampsctl.protocol.errors import UnknownMessage
+from ampsctl.protocol.fastinit import fast_init
 from ampsctl.protocol.frames import encode_frame
 
 
@@ -78,6 +79,7 @@ def failure_ack_type(requested: frozenset[AckType]) -> AckType | None:
     return next((ack for ack in _FAILURE_CARRIERS if ack in requested), None)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Ack:
     """An ``ack`` message (§6.1). ``None`` fields are absent from the header."""

@@ -31,6 +31,7 @@ from ampsctl.protocol.cmdoptions import (
     format_heartbeat_options,
     format_orderby,
 )
+from ampsctl.protocol.fastinit import fast_init
 from ampsctl.protocol.frames import encode_frame
 
 
@@ -151,11 +152,13 @@ class _PublishCommand(_Command):
         return {"topic": self.topic, "seq": self.seq}
 
 
+@fast_init  # built for every publish the broker receives
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Publish(_PublishCommand):
     kind: ClassVar[CommandKind] = CommandKind.PUBLISH
 
 
+@fast_init  # built for every publish the broker receives
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeltaPublish(_PublishCommand):
     kind: ClassVar[CommandKind] = CommandKind.DELTA_PUBLISH

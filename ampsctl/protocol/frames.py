@@ -53,6 +53,7 @@ from ampsctl.protocol.errors import (
     HeaderNotObject,
     SowBatchError,
 )
+from ampsctl.protocol.fastinit import fast_init
 
 DEFAULT_MAX_FRAME_SIZE = 64 * 1024 * 1024
 MAX_LENGTH = 0xFFFF_FFFF  # what a uint32 prefix can say
@@ -69,6 +70,7 @@ _OPENERS, _CLOSERS = frozenset(b"{["), frozenset(b"}]")
 _KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Frame:
     """One decoded frame: the header as sent (wire keys, aliases not yet normalised) and the body."""

@@ -28,7 +28,7 @@ from ampsctl.filter.regexes import compile_pattern, has_metachars
 from ampsctl.messages.keys import check_supplied_key
 from ampsctl.protocol import headers as h
 from ampsctl.protocol.acks import Ack, AckType, Status, failure_ack_type, parse_ack_types
-from ampsctl.protocol.cmdoptions import CommandOptions, parse_command_options, parse_heartbeat_options, parse_orderby
+from ampsctl.protocol.cmdoptions import NO_OPTIONS, CommandOptions, parse_command_options, parse_heartbeat_options, parse_orderby
 from ampsctl.protocol.commands import (
     COMMAND_NAMES,
     SUPPORTED_ACKS,
@@ -166,16 +166,19 @@ def _logon(i: _Input) -> Logon:
 
 def _publish(cls: type[Publish] | type[DeltaPublish]) -> Callable[[_Input], Publish | DeltaPublish]:
     def parse(i: _Input) -> Publish | DeltaPublish:
+        header = i.header
+        # The broker's hot path: absent optional headers skip their getters (same results).
+        plain = "o" not in header and _LEGACY.isdisjoint(header)
         return cls(
             cid=i.cid,
             acks=i.acks,
             topic=i.topic(pattern_allowed=False),
             data=i.body,
-            expiration=h.integer(i.header, "e"),
-            seq=h.integer(i.header, "s"),
-            correlation_id=i.text("x"),
-            sow_key=i.sow_key(),
-            options=i.options(),
+            expiration=h.integer(header, "e") if "e" in header else None,
+            seq=h.integer(header, "s"),
+            correlation_id=i.text("x") if "x" in header else None,
+            sow_key=i.sow_key() if "k" in header else None,
+            options=NO_OPTIONS if plain else i.options(),
         )
 
     return parse
