@@ -141,15 +141,21 @@ def subscribe_command(
     `subscribed to TOPIC (sub_id ID)` on stderr says the broker accepted
     the subscription. Without
     --count, --timeout ends the run with exit 0; with --count, reaching
-    --timeout first is exit 1. Ctrl-C is exit 130 after the messages so far.
+    --timeout first is exit 1. Ctrl-C is exit 130 after the messages so far;
+    a reader that closes the pipe (| head -3) ends it with exit 0.
     """
     from ampsctl.client.tool import subscribe
 
     target = _target(uri, name, connect_timeout)
     render = _json_message if format is Format.json else _text_message
-    summary = subscribe(target, topic, lambda message: _line(render(message), flush=True), filter=filter,
-                        options=options, bookmark=bookmark, delta=delta, oof=oof, sub_id=sub_id, count=count,
-                        timeout=timeout, on_subscribed=lambda sub_id: _line(f"subscribed to {topic} (sub_id {sub_id})", err=True, flush=True))
+    try:
+        summary = subscribe(target, topic, lambda message: _line(render(message), flush=True), filter=filter,
+                            options=options, bookmark=bookmark, delta=delta, oof=oof, sub_id=sub_id, count=count,
+                            timeout=timeout,
+                            on_subscribed=lambda sub_id: _line(f"subscribed to {topic} (sub_id {sub_id})", err=True, flush=True))
+    except BrokenPipeError:
+        _reader_left()  # `... | head -3`: the reader has what it wanted
+        return
     if count is not None and summary.received < count:
         _line(f"ampsctl: error: received {summary.received} of {count} messages within {timeout:g} s", err=True)
         raise typer.Exit(ExitCode.FINDINGS)
@@ -296,6 +302,15 @@ def _line(text: str, *, err: bool = False, flush: bool = False) -> None:
     stream.write(text + "\n")
     if flush:
         stream.flush()
+
+
+def _reader_left() -> None:
+    """stdout's reader closed the pipe: point stdout at /dev/null so the exit flush cannot fail again."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _lines(lines: list[str]) -> None:

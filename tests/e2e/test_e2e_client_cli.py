@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
+import pytest
 
+from ampsctl.errors import UsageError
 from ampsctl.journal import JournalReader
 from e2e_helpers import connect, json_body, w
 
@@ -359,3 +361,86 @@ def test_bad_uri_exits_2(tmp_path: Path) -> None:
         done = asyncio.run(cli("client", "ping", uri, cwd=tmp_path))
         assert done.code == 2, done.err
         assert why in done.err and "hint: write tcp://" in done.err
+
+
+def test_a_broker_that_goes_away_mid_subscription_is_exit_4(tmp_path: Path) -> None:
+    from ampsctl.broker.run import running_broker
+    from e2e_helpers import run, settings_for
+
+    async def scenario() -> Done:
+        async with running_broker(settings_for(tmp_path)) as broker:
+            subscriber = await Subscriber.start(broker.uris[0], "-t", "orders")
+        return await subscriber.finish()  # the broker closed every connection on its way out
+
+    done = run(scenario(), 60)
+    assert done.code == 4, done.err
+    assert "the server closed the connection" in done.err and "hint:" in done.err
+
+
+# ------------------------------------------------------------------------------ the library under the commands
+
+
+def test_library_functions_behind_the_commands(broker_run) -> None:
+    """``ampsctl.client.tool`` called directly (each runs its own event loop, here in a thread)."""
+    from ampsctl.client import tool
+    from ampsctl.client.session import Rejected, Target
+    from ampsctl.protocol.messages import Delivery, Oof
+
+    async def scenario(uri: str, _: Path) -> None:
+        target = Target(uri, "lib")
+        summary = await w(asyncio.to_thread(tool.publish, target, "orders",
+                                            [orjson.dumps({"id": n, "qty": n}) for n in range(1, 21)], window=3), 30)
+        assert (summary.published, summary.ack) == (20, "persisted")
+
+        result = await w(asyncio.to_thread(tool.query, target, "orders", filter="/qty > 15", orderby="/id DESC",
+                                           batch_size=2), 30)
+        assert result.count == 5 and len(result.batches) == 3 and result.stats.records_returned == 5
+        assert [orjson.loads(r.data)["id"] for b in result.batches for r in b.records] == [20, 19, 18, 17, 16]
+
+        got: list[Delivery | Oof] = []
+        subscribed: list[str] = []
+        replay = await w(asyncio.to_thread(tool.subscribe, Target(uri, "lib-sub"), "orders", got.append,
+                                           bookmark="0", count=20, on_subscribed=subscribed.append), 30)
+        assert replay.received == 20 and not replay.timed_out and subscribed
+        assert [orjson.loads(m.data)["id"] for m in got] == list(range(1, 21))
+        idle = await w(asyncio.to_thread(tool.subscribe, target, "orders", got.append, timeout=0.2), 30)
+        assert (idle.received, idle.timed_out) == (0, True)
+
+        ack = await w(asyncio.to_thread(tool.sow_delete, target, "orders", filter="/qty > 10"), 30)
+        assert ack.records_deleted == 10
+        pong = await w(asyncio.to_thread(tool.ping, target), 30)
+        assert pong.client_name == "lib" and pong.server_version and pong.round_trip_ms >= 0
+
+        with pytest.raises(Rejected) as refused:
+            await w(asyncio.to_thread(tool.query, target, "orders", filter="/qty >>> 1"), 30)
+        assert refused.value.reason == "bad filter"
+        with pytest.raises(UsageError):
+            await w(asyncio.to_thread(tool.sow_delete, target, "orders"), 30)
+
+    broker_run(scenario)
+
+
+def test_a_reader_closing_the_pipe_ends_a_subscriber_quietly(broker_run) -> None:
+    """``ampsctl client subscribe ... | head -1``: exit 0, no BrokenPipeError traceback."""
+    import os
+
+    async def scenario(uri: str, _: Path) -> None:
+        read_end, write_end = os.pipe()
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "ampsctl", "client", "subscribe", uri, "-t", "orders",
+            stdin=asyncio.subprocess.DEVNULL, stdout=write_end, stderr=asyncio.subprocess.PIPE)
+        os.close(write_end)
+        assert process.stderr is not None
+        assert (await w(process.stderr.readline(), START)).startswith(b"subscribed to ")
+        publisher = await connect(uri, "pub")
+        await w(publisher.publish("orders", b'{"id":1}', ack="processed"))
+        first = await w(asyncio.to_thread(os.read, read_end, 100))
+        assert first == b'{"id":1}\n'
+        os.close(read_end)  # the reader leaves, like head -1
+        await w(publisher.publish("orders", b'{"id":2}', ack="processed"))
+        err = await w(process.stderr.read(), START)
+        assert await w(process.wait()) == 0, err.decode()
+        assert b"Traceback" not in err and b"error" not in err
+        await publisher.close()
+
+    broker_run(scenario)

@@ -6,6 +6,7 @@ the target broker's own journal."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 import orjson
@@ -155,3 +156,42 @@ def test_library_replay_counts_what_it_sent_and_skipped(broker_run) -> None:
     broker_run(scenario)
 
 
+
+
+def test_progress_bar_only_on_a_terminal(broker_run) -> None:
+    """Piped: stderr stays empty. On a pseudo-terminal: rich draws the progress bar."""
+    import os
+    import pty
+
+    async def scenario(uri: str, tmp: Path) -> None:
+        records = [{"topic": "orders", "data": {"id": n}} for n in range(10)]
+        journal = await make_journal(tmp, records)
+        piped = await cli("journal", "replay", str(journal), "--to", uri, "--rate", "20")
+        assert piped.code == 0 and piped.err == "" and piped.out.startswith("replayed 10 records")
+
+        leader, follower = pty.openpty()
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "ampsctl", "journal", "replay", str(journal), "--to", uri, "--rate", "20",
+            stdin=asyncio.subprocess.DEVNULL, stdout=follower, stderr=follower,
+            env={**os.environ, "COLUMNS": "100", "TERM": "xterm"})
+        os.close(follower)
+        screen = bytearray()
+
+        def drain() -> None:  # read the terminal until the child closes it
+            while True:
+                try:
+                    chunk = os.read(leader, 4096)
+                except OSError:  # EIO: every writer has closed the terminal
+                    return
+                if not chunk:
+                    return
+                screen.extend(chunk)
+
+        await w(asyncio.to_thread(drain), 60)
+        assert await w(process.wait(), 30) == 0
+        os.close(leader)
+        text = screen.decode("utf-8", "replace")
+        assert "replaying" in text and "/10" in text, text
+        assert "replayed 10 records" in text
+
+    broker_run(scenario)
