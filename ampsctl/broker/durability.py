@@ -56,12 +56,13 @@ class Durability:
         writer = self.writer
         if writer is None:
             raise BrokerFailure("the core asked to journal a record but the broker has no journal")
-        written = writer.append(record.timestamp, record.command, record.topic, record.message_type, record.payload,
-                                sow_key=record.sow_key, expiration=record.expiration,
-                                correlation_id=record.correlation_id, client_name=record.client_name,
-                                publisher_sequence=record.publisher_sequence)
-        if written.sequence != record.sequence:
-            raise BrokerFailure(f"journal sequence mismatch: the core numbered a record {record.sequence}, "
+        (sequence, timestamp, command, topic, message_type, payload, sow_key, expiration, correlation_id,
+         client_name, publisher_sequence) = record  # one unpack: this runs for every publish
+        written = writer.append(timestamp, command, topic, message_type, payload, sow_key=sow_key,
+                                expiration=expiration, correlation_id=correlation_id, client_name=client_name,
+                                publisher_sequence=publisher_sequence)
+        if written.sequence != sequence:
+            raise BrokerFailure(f"journal sequence mismatch: the core numbered a record {sequence}, "
                                 f"the journal wrote {written.sequence}")
 
     def hold(self, sequence: int, conn: int, frame: bytes) -> bool:

@@ -19,7 +19,7 @@ from typing import Any
 from ampsctl.protocol import headers as h
 from ampsctl.protocol.errors import UnknownMessage
 from ampsctl.protocol.fastinit import fast_init
-from ampsctl.protocol.frames import encode_frame
+from ampsctl.protocol.frames import encode_bodiless
 
 
 class AckType(enum.StrEnum):
@@ -120,7 +120,7 @@ class Ack:
         return out
 
     def encode(self) -> bytes:
-        return encode_frame(self.header())
+        return encode_bodiless(self.header())  # header() leaves None values out already
 
     @classmethod
     def from_header(cls, header: Mapping[str, Any]) -> Ack:

@@ -151,6 +151,11 @@ class _PublishCommand(_Command):
     def _echo(self) -> dict[str, Any]:
         return {"topic": self.topic, "seq": self.seq}
 
+    def ack(self, ack_type: AckType, *, status: Status = Status.SUCCESS, reason: str | None = None, **fields: Any) -> Ack:
+        if fields:
+            return _Command.ack(self, ack_type, status=status, reason=reason, **fields)
+        return Ack(ack_type, status, self.cid, reason, topic=self.topic, seq=self.seq)  # every publish: no merging
+
 
 @fast_init  # built for every publish the broker receives
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -106,6 +106,12 @@ def encode_frame(header: Mapping[str, Any], body: bytes = b"") -> bytes:
     return _join(head, (body,), len(head) + len(body))
 
 
+def encode_bodiless(header: Mapping[str, Any]) -> bytes:
+    """``encode_frame(header)`` for a small header that holds no None value (acks: one per publish)."""
+    head = orjson.dumps(header)
+    return _PREFIX.pack(len(head)) + head
+
+
 def encode_sow_batch(header: Mapping[str, Any], records: Iterable[tuple[Mapping[str, Any], bytes]]) -> bytes:
     """A ``sow`` frame (§2.3): the outer header, then per record a header with ``l`` and the data.
 
