@@ -431,16 +431,23 @@ def test_a_reader_closing_the_pipe_ends_a_subscriber_quietly(broker_run) -> None
             stdin=asyncio.subprocess.DEVNULL, stdout=write_end, stderr=asyncio.subprocess.PIPE)
         os.close(write_end)
         assert process.stderr is not None
-        assert (await w(process.stderr.readline(), START)).startswith(b"subscribed to ")
-        publisher = await connect(uri, "pub")
-        await w(publisher.publish("orders", b'{"id":1}', ack="processed"))
-        first = await w(asyncio.to_thread(os.read, read_end, 100))
-        assert first == b'{"id":1}\n'
-        os.close(read_end)  # the reader leaves, like head -1
-        await w(publisher.publish("orders", b'{"id":2}', ack="processed"))
-        err = await w(process.stderr.read(), START)
-        assert await w(process.wait()) == 0, err.decode()
-        assert b"Traceback" not in err and b"error" not in err
-        await publisher.close()
+        try:
+            assert (await w(process.stderr.readline(), START)).startswith(b"subscribed to ")
+            publisher = await connect(uri, "pub")
+            await w(publisher.publish("orders", b'{"id":1}', ack="processed"))
+            first = await w(asyncio.to_thread(os.read, read_end, 100))
+            assert first == b'{"id":1}\n'
+            os.close(read_end)  # the reader leaves, like head -1
+            read_end = -1
+            await w(publisher.publish("orders", b'{"id":2}', ack="processed"))
+            err = await w(process.stderr.read(), START)
+            assert await w(process.wait()) == 0, err.decode()
+            assert b"Traceback" not in err and b"error" not in err
+            await publisher.close()
+        finally:
+            if process.returncode is None:
+                process.kill()  # closes the pipe's write end, so a blocked os.read returns too
+            if read_end >= 0:
+                os.close(read_end)
 
     broker_run(scenario)

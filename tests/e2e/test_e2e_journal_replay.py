@@ -187,8 +187,12 @@ def test_progress_bar_only_on_a_terminal(broker_run) -> None:
                     return
                 screen.extend(chunk)
 
-        await w(asyncio.to_thread(drain), 60)
-        assert await w(process.wait(), 30) == 0
+        try:
+            await w(asyncio.to_thread(drain), 60)
+            assert await w(process.wait(), 30) == 0
+        finally:
+            if process.returncode is None:
+                process.kill()  # closes the terminal, so a blocked drain() returns too
         os.close(leader)
         text = screen.decode("utf-8", "replace")
         assert "replaying" in text and "/10" in text, text
