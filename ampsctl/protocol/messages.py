@@ -21,6 +21,7 @@ from typing import Any
 from ampsctl.protocol import headers as h
 from ampsctl.protocol.acks import Ack
 from ampsctl.protocol.errors import UnknownMessage
+from ampsctl.protocol.fastinit import fast_init
 from ampsctl.protocol.frames import Frame, encode_frame, encode_sow_batch, split_sow_records
 
 
@@ -48,6 +49,7 @@ def _read_receivers(header: Mapping[str, Any]) -> tuple[str, ...]:
     return (sub_id,) if sub_id else ()
 
 
+@fast_init  # built for every delivery the broker sends
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Delivery:
     """A publish delivered to subscriptions of one connection (``c=p``, §6.2)."""
@@ -76,7 +78,18 @@ class Delivery:
         }
 
     def encode(self) -> bytes:
-        return encode_frame(self.header(), self.data)
+        # header() without its None values, built directly: the broker encodes one per delivery.
+        header: dict[str, Any] = {"c": "p", "t": self.topic}
+        sub_ids = self.sub_ids
+        if sub_ids:
+            header["sub_id"] = sub_ids[0]
+            if len(sub_ids) > 1:
+                header["sids"] = h.join_list(sub_ids)
+        for key, value in (("x", self.correlation_id), ("k", self.sow_key), ("bm", self.bookmark),
+                           ("ts", self.timestamp), ("s", self.seq), ("lp", self.lease_period)):
+            if value is not None:
+                header[key] = value
+        return encode_frame(header, self.data)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
