@@ -312,7 +312,7 @@ def replay_command(
     bounds = {**_start(reader, from_), **_stop(reader, until, "--until")}
     topics = topic_matcher(topic) if topic is not None else None
     total = sum(1 for _ in reader.scan_views(topics=topics, **bounds)) if sys.stdout.isatty() else 0
-    with _count_progress(total, "replaying") as advance:
+    with _progress(total, "replaying", bytes_=False) as advance:
         summary = replay(reader.scan(topics=topics, **bounds), target, pace, window=window, progress=advance)
     if format is ReportFormat.json:
         _write_line(json_text({
@@ -493,30 +493,17 @@ def _batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
 
 
 @contextmanager
-def _progress(total: int, what: str) -> Iterator[Callable[[int], None]]:
-    """``advance(bytes)`` for a rich progress bar on stderr, shown only when stdout is a terminal."""
+def _progress(total: int, what: str, *, bytes_: bool = True) -> Iterator[Callable[[int], None]]:
+    """``advance(n)`` for a rich progress bar on stderr (n bytes, or n records with ``bytes_=False``),
+    shown only when stdout is a terminal."""
     if not total or not sys.stdout.isatty():
         yield lambda done: None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+    from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-    with Progress(f"[progress.description]{what}", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                  console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task(what, total=total)
-        yield lambda done: progress.advance(task, done)
-
-
-@contextmanager
-def _count_progress(total: int, what: str) -> Iterator[Callable[[int], None]]:
-    """``advance(records)`` for a rich progress bar on stderr, shown only when stdout is a terminal."""
-    if not total or not sys.stdout.isatty():
-        yield lambda done: None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-    with Progress(f"[progress.description]{what}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+    amount = DownloadColumn() if bytes_ else MofNCompleteColumn()
+    with Progress(f"[progress.description]{what}", BarColumn(), amount, TimeRemainingColumn(),
                   console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task(what, total=total)
         yield lambda done: progress.advance(task, done)
