@@ -28,6 +28,11 @@ with the same generator code:
    to the `completed` ack, counting the records. Redis: the same records as `HSET sowbench id
    payload`, then `HGETALL sowbench` timed to the last byte of its reply.
 
+For the broker, its CPU time per message (user + system, /proc/PID/stat) is shown under the
+ingest and delivery rates: it moves much less than the rates when other jobs share the CPUs.
+`--profile PATH_TO_PY_SPY` samples the broker with py-spy for the whole run (collapsed stacks
+in bench/out/broker-profile.txt).
+
 Targets (issue 7): ingest >= 100,000 msgs/s, delivery >= 50,000 msgs/s, p99 < 5 ms. Nothing
 asserts on time: exit code 0 when the figures were printed, 1 when a count disagreed, 4 when
 redis-server or redis-benchmark is missing (Debian package redis-server).
