@@ -18,6 +18,7 @@ made here, once, so the core receives commands it can trust:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -69,7 +70,7 @@ def parse_command(frame: Frame, *, user_options: frozenset[str] = frozenset()) -
     name = header.get("c")
     kind = COMMAND_NAMES.get(name.strip().lower()) if isinstance(name, str) else None
     requested = parse_ack_types(header["a"]) if isinstance(header.get("a"), str) else frozenset()
-    acks = requested if kind is None else requested & SUPPORTED_ACKS[kind]
+    acks = requested if kind is None else _supported(requested, kind)
     try:
         cid, bad_cid = h.text(header, "cid") or None, None
     except HeaderValueError as exc:
@@ -83,6 +84,17 @@ def parse_command(frame: Frame, *, user_options: frozenset[str] = frozenset()) -
         return _PARSERS[kind](_Input(header, frame.body, cid, acks, user_options))
     except HeaderValueError as exc:
         raise _failure(kind, name, header, cid, acks, exc.reason, exc.message) from None
+
+
+@functools.lru_cache(maxsize=256)  # a few (ack list, command) pairs, once per command
+def _supported(requested: frozenset[AckType], kind: CommandKind) -> frozenset[AckType]:
+    return requested & SUPPORTED_ACKS[kind]
+
+
+# Publish topics already found valid (non-blank, literal): publishers send the same few topics
+# on every message. Bounded: cleared when full.
+_PUBLISH_TOPICS: set[str] = set()
+_PUBLISH_TOPICS_MAX = 4096
 
 
 class _Input:
@@ -113,6 +125,10 @@ class _Input:
         return replace(options, **legacy) if legacy else options
 
     def topic(self, *, pattern_allowed: bool) -> str:
+        if not pattern_allowed:
+            known = self.header.get("t")
+            if type(known) is str and known in _PUBLISH_TOPICS:
+                return known
         topic = h.text(self.header, "t", Reason.INVALID_TOPIC)
         if topic is None or not topic.strip():
             raise HeaderValueError("t", "the command has no topic ('t')", Reason.INVALID_TOPIC)
@@ -128,6 +144,10 @@ class _Input:
                 compile_pattern(topic)
             except FilterError as exc:
                 raise HeaderValueError("t", f"bad regex topic: {exc.message}", Reason.BAD_REGEX_TOPIC) from None
+        elif not pattern_allowed and type(self.header.get("t")) is str:  # not an integer rendered as text
+            if len(_PUBLISH_TOPICS) >= _PUBLISH_TOPICS_MAX:
+                _PUBLISH_TOPICS.clear()
+            _PUBLISH_TOPICS.add(topic)
         return topic
 
     def sow_key(self) -> str | None:
