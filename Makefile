@@ -20,16 +20,10 @@ test: $(STAMP)
 	@command -v java >/dev/null || { echo "error: java not found; the Spark tests need Java 17 (apt-get install openjdk-17-jre-headless)"; exit 4; }
 	$(PY) -m pytest
 
-# The benchmarks' peers are xmllint and jq: install them when we can (root), otherwise say how and exit 4.
+# The benchmarks' peers (xmllint, jq, redis) are installed when we can (root), otherwise
+# scripts/require-tool.sh says how and exits 4.
 bench: $(STAMP) jq redis
-	@command -v xmllint >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "xmllint not found: installing libxml2-utils"; \
-	    apt-get install -y -q libxml2-utils >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q libxml2-utils >/dev/null; } \
-	      || { echo "error: could not install libxml2-utils (xmllint)"; exit 4; }; \
-	  else \
-	    echo "error: xmllint not found; install it (sudo apt-get install libxml2-utils) and rerun make bench"; exit 4; \
-	  fi; }
+	@scripts/require-tool.sh libxml2-utils xmllint
 	$(PY) bench/lint.py
 	$(PY) bench/filter.py
 	$(PY) bench/delta.py
@@ -40,14 +34,7 @@ bench: $(STAMP) jq redis
 
 # jq is the peer of bench/delta.py (Debian package jq), installed like xmllint above.
 jq:
-	@command -v jq >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "jq not found: installing jq"; \
-	    apt-get install -y -q jq >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q jq >/dev/null; } \
-	      || { echo "error: could not install jq"; exit 4; }; \
-	  else \
-	    echo "error: jq not found; install it (sudo apt-get install jq) and rerun make bench-delta"; exit 4; \
-	  fi; }
+	@scripts/require-tool.sh jq jq
 
 # The delta benchmark alone: ampsctl delta merge --stream against jq's recursive merge (*).
 bench-delta: $(STAMP) jq
@@ -71,14 +58,7 @@ bench-sow: $(STAMP)
 
 # redis-server and redis-benchmark are the peers of bench/broker.py (Debian package redis-server), installed like jq.
 redis:
-	@{ command -v redis-server && command -v redis-benchmark; } >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "redis-server not found: installing redis-server"; \
-	    apt-get install -y -q redis-server >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q redis-server >/dev/null; } \
-	      || { echo "error: could not install redis-server"; exit 4; }; \
-	  else \
-	    echo "error: redis-server not found; install it (sudo apt-get install redis-server) and rerun make bench-broker"; exit 4; \
-	  fi; }
+	@scripts/require-tool.sh redis-server redis-server redis-benchmark
 
 # The broker over loopback (ingest, delivery, latency, SOW query) against a redis-server started for the run.
 bench-broker: $(STAMP) redis
