@@ -197,11 +197,9 @@ def start(options: SessionOptions | None = None) -> SparkSession:
 
 def register_sources(spark: SparkSession) -> None:
     """Register ampsctl's Python data sources (``ampsctl-journal``) with ``spark``."""
-    try:
-        from ampsctl.pipeline.journal_source import JournalDataSource
-    except ImportError:  # the data source lands in a later commit of issue 8
-        return
-    spark.dataSource.register(JournalDataSource)
+    from ampsctl.pipeline.journal_source import register
+
+    register(spark)
 
 
 def stop(spark: SparkSession) -> None:

@@ -1,0 +1,182 @@
+"""Writing pipeline results: compacted SOW topics as Parquet/JSONL, and journal exports.
+
+Compaction output (``write_groups``): one file per SOW topic, named like its SOW file with
+``.parquet`` or ``.jsonl`` instead of ``.sow`` (``orders.json.parquet``), one row per stored
+record: topic (the concrete topic), sow_key, payload, sequence, timestamp, expiration,
+expires_at. Both engines write it on the driver from the same ``TopicGroup`` objects they
+would write a SOW file from, so the engines cannot differ here. Parquet keeps the payload as
+bytes and times as UTC TIMESTAMP(µs); JSONL gives the payload as text (``payload_base64``
+when it is not UTF-8) and times as AMPS timestamps (``20260101T000000.000000Z``).
+
+Journal export (``export_*``): every record, the columns of the ``ampsctl-journal`` source.
+Parquet goes through Spark (a directory of part files, one or more per segment). JSONL lines
+are exactly ``journal dump --format jsonl`` lines (``journal.jsonl.record_to_json``), so an
+export imports back with ``journal import``; the local engine writes ``part-00000.jsonl``,
+Spark one ``part-*.txt`` per task.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ampsctl.errors import EnvironmentProblem, UsageError
+from ampsctl.journal.bookmarks import timestamp_value
+from ampsctl.pipeline.jobs import Engine, ExportJob, ExportOutcome, OutputFormat
+from ampsctl.sow.compact import CompactedFile, file_name
+from ampsctl.sow.spec import TopicSpec
+from ampsctl.sow.store import TopicGroup
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import SparkSession
+
+
+def write_groups(groups: Sequence[TopicGroup], out: str | os.PathLike[str], output: OutputFormat, *,
+                 overwrite: bool) -> list[CompactedFile]:
+    """Write each group's records to ``out/<Name>.<MessageType>.<parquet|jsonl>``."""
+    suffix = "." + output.value
+    targets = [Path(out) / (file_name(group.spec)[: -len(".sow")] + suffix) for group in groups]
+    for target in targets:
+        if target.exists() and not overwrite:
+            raise UsageError(f"{target} already exists", hint="pass --force to replace existing files, or pick another --out")
+    Path(out).mkdir(parents=True, exist_ok=True)
+    files = []
+    for group, target in zip(groups, targets, strict=True):
+        rows = sorted(_rows(group), key=lambda row: (row["topic"], row["sow_key"]))
+        temporary = target.with_name(target.name + ".tmp")
+        if output is OutputFormat.PARQUET:
+            _write_parquet(temporary, rows)
+        else:
+            _write_jsonl(temporary, rows)
+        temporary.replace(target)
+        files.append(CompactedFile(group.spec.name, group.spec.message_type, str(target), len(rows), len(group.topics)))
+    return files
+
+
+def groups_from_files(specs: Sequence[TopicSpec], paths: Sequence[str]) -> list[TopicGroup]:
+    """TopicGroups loaded back from the SOW files the local engine wrote."""
+    from ampsctl.sow.checkpoint import load_group
+
+    groups = []
+    for spec, path in zip(specs, paths, strict=True):
+        group = TopicGroup(spec)
+        load_group(path, group)
+        groups.append(group)
+    return groups
+
+
+def _rows(group: TopicGroup) -> Iterator[dict[str, Any]]:
+    for topic in group.topics.values():
+        for record in topic.records():
+            yield {"topic": record.topic, "sow_key": record.key, "payload": record.payload, "sequence": record.sequence,
+                   "timestamp": record.timestamp, "expiration": record.expiration, "expires_at": record.expires_at}
+
+
+def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise EnvironmentProblem("Parquet output needs pyarrow, which is not installed", code="NO_PYARROW",
+                                 hint="pip install 'ampsctl[spark]'") from None
+    schema = pa.schema([
+        pa.field("topic", pa.string(), False), pa.field("sow_key", pa.string(), False), pa.field("payload", pa.binary(), False),
+        pa.field("sequence", pa.int64(), False), pa.field("timestamp", pa.timestamp("us", tz="UTC"), False),
+        pa.field("expiration", pa.int64()), pa.field("expires_at", pa.timestamp("us", tz="UTC")),
+    ])
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    with open(path, "wb") as stream:
+        for row in rows:
+            stream.write(orjson.dumps(jsonl_row(row)) + b"\n")
+
+
+def jsonl_row(row: dict[str, Any]) -> dict[str, Any]:
+    out = dict(row)
+    payload = out.pop("payload")
+    try:
+        out["payload"] = payload.decode("utf-8")
+    except UnicodeDecodeError:
+        out["payload_base64"] = base64.b64encode(payload).decode("ascii")
+    out["timestamp"] = timestamp_value(row["timestamp"])
+    out["expires_at"] = timestamp_value(row["expires_at"]) if row["expires_at"] is not None else None
+    return out
+
+
+# ------------------------------------------------------------------ journal export
+
+
+def _prepare(out: Path, overwrite: bool) -> None:
+    if out.exists():
+        if not overwrite:
+            raise UsageError(f"{out} already exists", hint="pass --force to replace it, or pick another --out")
+        if out.is_dir():
+            shutil.rmtree(out)
+        else:
+            out.unlink()
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+
+def export_local(job: ExportJob) -> ExportOutcome:
+    """JSONL export without Spark: the records of ``JournalReader.scan`` as dump lines."""
+    from ampsctl.journal.jsonl import record_to_json
+    from ampsctl.journal.reader import JournalReader
+
+    if job.output is not OutputFormat.JSONL:
+        raise UsageError("the local engine exports JSONL only", hint="use --engine spark for Parquet")
+    if job.skip_corrupt:
+        raise UsageError("--skip-corrupt needs --engine spark", hint="the local reader stops at damage")
+    reader = JournalReader(job.journal)  # opened first: a bad journal leaves no half-made output
+    out = Path(job.out)
+    _prepare(out, job.overwrite)
+    out.mkdir()
+    target = out / "part-00000.jsonl"
+    count = 0
+    with open(target, "wb") as stream:
+        for record in reader.scan():
+            stream.write(orjson.dumps(record_to_json(record)) + b"\n")
+            count += 1
+    return ExportOutcome(str(out), count, [str(target)], Engine.LOCAL)
+
+
+def export_spark(spark: SparkSession, job: ExportJob, *, progress: AbstractContextManager[Any] | None = None) -> ExportOutcome:
+    """Parquet or JSONL export through the ``ampsctl-journal`` source, one task per segment."""
+    from pyspark.sql import functions as F
+
+    from ampsctl.pipeline.journal_source import NAME, scan_damage
+    from ampsctl.pipeline.spark_compact import translated
+
+    out = Path(job.out)
+    _prepare(out, job.overwrite)
+    frame = spark.read.format(NAME).option("skip_corrupt", str(job.skip_corrupt).lower()).load(str(job.journal))
+    with progress or nullcontext(), translated():
+        if job.output is OutputFormat.PARQUET:
+            frame.write.parquet(str(out))
+        else:
+            frame.select(F.col("sequence"), F.unix_micros("timestamp").alias("ts"), "command", "topic", "message_type",
+                         "payload", "sow_key", "expiration", "correlation_id", "client_name", "publisher_sequence"
+                         ).mapInArrow(_jsonl_lines, "value STRING").write.text(str(out))
+        count = spark.read.parquet(str(out)).count() if job.output is OutputFormat.PARQUET else spark.read.text(str(out)).count()
+    files = sorted(str(path) for path in out.iterdir() if path.name.startswith("part-"))
+    corrupt = scan_damage(spark, job.journal) if job.skip_corrupt else []
+    return ExportOutcome(str(out), count, files, Engine.SPARK, corrupt)
+
+
+def _jsonl_lines(batches: Iterator[Any]) -> Iterator[Any]:
+    import pyarrow as pa
+
+    from ampsctl.journal.jsonl import record_to_json
+    from ampsctl.pipeline.spark_compact import _record
+
+    for batch in batches:
+        lines = [orjson.dumps(record_to_json(_record(row))).decode() for row in batch.to_pylist()]
+        yield pa.RecordBatch.from_pydict({"value": lines}, schema=pa.schema([pa.field("value", pa.string())]))
