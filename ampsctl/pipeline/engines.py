@@ -57,7 +57,7 @@ def _compact_local(job: CompactJob, on_error: Callable[[ReplayError], None] | No
         raise UsageError("--skip-corrupt needs --engine spark",
                          hint="the local engine stops at damage, as `ampsctl journal verify` reports it; "
                               "rerun with --engine spark --skip-corrupt to leave damaged regions out")
-    handler = on_error if job.keep_going else None
+    handler = (on_error or _ignore) if job.keep_going else None
     if job.output is OutputFormat.SOW:
         result = compact(job.journal, job.specs, job.out, as_of=job.as_of, now=job.now, overwrite=job.overwrite,
                          on_error=handler, progress=progress)
@@ -85,3 +85,7 @@ def _session(spark: SparkSession | None, options: SparkOptions) -> Iterator[Spar
                                 shuffle_partitions=options.shuffle_partitions)) as started:
         yield started
 
+
+
+def _ignore(error: ReplayError) -> None:
+    """``keep_going`` without a reporter: the refused records are still counted in ``skipped``."""

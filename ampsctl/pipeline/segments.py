@@ -119,8 +119,18 @@ def damage(task: SegmentTask) -> list[Skipped]:
     analysis = _analyze(task, every_problem=True)
     if analysis is None:
         return []
-    found = [Skipped(task.path, region.offset, (region.resume if region.resume is not None else analysis.size) - region.offset,
-                     region.reason, None, region.resume_sequence) for region in analysis.damage or ()]
+    data = Path(task.path).read_bytes()[:analysis.size]
+    expected = analysis.header.first_sequence  # the next sequence to read, walking span by span
+    found = []
+    for (start, end), region in zip(_good_spans(analysis, True), analysis.damage or (), strict=False):
+        views: list[RecordView] = []
+        view_records(data, start, end, views)
+        if views:
+            expected = views[-1].sequence + 1
+        resume = region.resume if region.resume is not None else analysis.size
+        found.append(Skipped(task.path, region.offset, resume - region.offset, region.reason, expected, region.resume_sequence))
+        if region.resume_sequence is not None:
+            expected = region.resume_sequence
     found += [Skipped(task.path, offset, 0, reason, None, None) for offset, reason in analysis.sequence_errors or ()]
     gap = _gap(task, analysis)
     if gap is not None:

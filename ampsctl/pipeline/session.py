@@ -63,7 +63,7 @@ class SessionOptions:
     conf: Mapping[str, str] = field(default_factory=dict)
     shuffle_partitions: int | None = None  # None: Spark's default (200), or what conf says
     app_name: str = "ampsctl"
-    log_level: str = "ERROR"  # the JVM's log4j level: Spark's WARN lines are noise for a CLI
+    log_level: str = "FATAL"  # the JVM's log4j level: failed tasks are reported by ampsctl, not as Java stack traces
 
 
 def parse_conf(items: Sequence[str] | None) -> dict[str, str]:
