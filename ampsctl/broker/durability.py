@@ -1,8 +1,11 @@
 """Durability for the running broker: journal appends, group commit, persisted acks, checkpoints.
 
 Theory of operation. The core numbers journal records and the server hands them here in order
-(``append``). The writer buffers them; ``commit`` (on the FlushInterval timer, and at shutdown)
-writes and, unless the policy is NEVER, fsyncs them. Frames that must wait for the disk
+(``append``). The writer buffers them; a commit writes and, unless the policy is NEVER, fsyncs
+them. The FlushInterval timer's commit is split so the event loop never waits for the disk:
+``begin_commit`` writes on the loop and returns the fsync (a ``SyncJob``) for the server to run
+on a worker thread; ``end_commit``, back on the loop, takes its outcome. ``commit`` does both
+at once (shutdown, checkpoints, bookmark replay). Frames that must wait for the disk
 (``persisted`` acks, ``SendDurable``) are held in one FIFO and released by the commit that
 covers their sequence. ``checkpoint`` brings each persistent SOW topic's file up to date with
 the store, always right after a commit, so a file never claims a sequence that is not on disk
@@ -12,7 +15,8 @@ Invariants:
 1. ``writer.last_sequence`` equals the core's ``last_sequence`` after every append; a mismatch
    is a bug and stops the broker (BrokerFailure) rather than leaving journal and SOW disagreeing.
 2. A held frame is released only when ``committed >= sequence``, and held frames are released
-   in the order they were held.
+   in the order they were held. ``committed`` moves only when the writer says the records are
+   durable (``commit`` returned, or ``end_commit`` with a job that succeeded), and never back.
 3. A journal write error (disk full, permissions) is fatal for the broker (EnvironmentProblem):
    acknowledging further publishes would promise what cannot be kept.
 """
@@ -25,7 +29,7 @@ from pathlib import Path
 
 from ampsctl.errors import AmpsctlError
 from ampsctl.journal.record import JournalRecord
-from ampsctl.journal.writer import FsyncPolicy, JournalWriter
+from ampsctl.journal.writer import FsyncPolicy, JournalWriter, SyncJob
 from ampsctl.sow.checkpoint import checkpoint
 from ampsctl.sow.recovery import sow_path
 from ampsctl.sow.store import SowStore
@@ -73,14 +77,41 @@ class Durability:
         return True
 
     def commit(self) -> list[tuple[int, bytes]]:
-        """Commit the journal; the held (conn, frames) pairs it releases, in order.
+        """Commit the journal now (blocking on the fsync); the held frames it releases (``release``)."""
+        if self.writer is not None and self.uncommitted:
+            self.writer.commit()
+            self.committed = self.writer.last_sequence
+        return self.release()
+
+    def begin_commit(self) -> SyncJob | None:
+        """Write what is pending; the fsync to run off the loop, or None when none is owed.
+
+        With None the records are as durable as the policy makes them already: ``release``."""
+        writer = self.writer
+        if writer is None or not self.uncommitted:
+            return None
+        job = writer.start_sync()
+        if job is None:
+            self._advance(writer.synced_sequence)
+        return job
+
+    def end_commit(self, job: SyncJob, error: BaseException | None) -> list[tuple[int, bytes]]:
+        """``job`` ran (``error``: it failed, fatal): the held frames it releases, in order."""
+        assert self.writer is not None
+        self.writer.finish_sync(job, error)  # raises EnvironmentProblem after a failed fsync
+        self._advance(job.sequence)
+        return self.release()
+
+    def _advance(self, sequence: int) -> None:
+        if sequence > self.committed:  # a synchronous commit may have gone further meanwhile
+            self.committed = sequence
+
+    def release(self) -> list[tuple[int, bytes]]:
+        """The held (conn, frames) pairs that the commits so far cover, in order.
 
         Consecutive frames for one connection come joined into one write (a publisher's
         persisted acks for a whole group commit are typically one run): the bytes each
         connection receives, and their order, are the same as one pair per frame."""
-        if self.writer is not None and self.uncommitted:
-            self.writer.commit()
-            self.committed = self.writer.last_sequence
         held, committed = self._held, self.committed
         released: list[tuple[int, bytes]] = []
         run_conn, run = 0, []

@@ -15,13 +15,23 @@ releases at the core's next conflation deadline (checked after every batch of ac
 appended in between shares one fsync), releasing the ``persisted`` acks it covers; a SOW
 checkpoint every ``checkpoint_interval`` and at shutdown, each right after a commit.
 
+The timed commit does not block the loop on the disk (an fsync takes 0.3-1.5 ms, and every
+delivery would wait behind it): the records are written on the loop, the fsync runs on the
+server's one worker thread (``durability.begin_commit``), and its completion, back on the loop,
+releases the acks it covers (``end_commit``). One fsync is in flight at a time; a commit due
+meanwhile starts as soon as it returns. Shutdown, checkpoints and bookmark replay commit
+synchronously (rare, and they need the records on disk before they go on).
+
 Invariants:
 * Actions are executed in list order, and a connection's frames reach its transport in the
   order the core produced them (held frames keep their order among themselves).
 * No exception from one connection's input reaches another connection: framing errors close
   that connection; a failure of the journal (disk full) or an internal error stops the whole
   broker cleanly (``failure``) instead of serving on with a journal that no longer matches.
-* ``close`` commits, releases held acks, checkpoints and closes every socket exactly once.
+* A held frame goes out only after the commit covering its sequence returned or its fsync job
+  completed without error; a failed fsync stops the broker and releases nothing more.
+* ``close`` waits for the fsync in flight, then commits, releases held acks, checkpoints and
+  closes every socket exactly once.
 """
 
 from __future__ import annotations
@@ -29,17 +39,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import functools
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from ampsctl.broker.connection import ClientConnection
 from ampsctl.broker.core import Action, Append, BrokerCore, Close, Log, LogLevel, Send, SendDurable
 from ampsctl.broker.core.replay import StartReplay
-from ampsctl.broker.durability import Durability
+from ampsctl.broker.durability import BrokerFailure, Durability
 from ampsctl.broker.replayer import Replayer
 from ampsctl.broker.settings import BrokerSettings, Listener
 from ampsctl.errors import AmpsctlError, EnvironmentProblem
+from ampsctl.journal.writer import SyncJob
 from ampsctl.protocol.frames import Frame
 
 log = logging.getLogger("ampsctl.broker")
@@ -68,6 +81,9 @@ class BrokerServer:
         self._tasks: list[asyncio.Task[None]] = []
         self._next_conn = 0
         self._commit_timer: asyncio.TimerHandle | None = None
+        self._syncing: tuple[SyncJob, asyncio.Future[None]] | None = None  # the fsync on the worker thread
+        self._commit_due = False  # a timed commit came while one was in flight
+        self._fsync_thread: ThreadPoolExecutor | None = None  # created by the first timed commit
         self._release_timer: tuple[int, asyncio.TimerHandle] | None = None  # (deadline µs, timer)
         self._closed = False
         journal = settings.journal
@@ -110,6 +126,12 @@ class BrokerServer:
             self._commit_timer.cancel()
         if self._release_timer is not None:
             self._release_timer[1].cancel()
+        if self._syncing is not None:  # its completion (which releases what it covers) comes first
+            job, syncing = self._syncing
+            await asyncio.wait([syncing])
+            self._synced(job, syncing)  # a no-op when its callback ran already
+        if self._fsync_thread is not None:
+            self._fsync_thread.shutdown(wait=True)
         if self.failure is None:
             with contextlib.suppress(AmpsctlError):  # a failing disk at shutdown is logged, not raised twice
                 self._commit()
@@ -208,11 +230,48 @@ class BrokerServer:
         return journal.flush_interval if journal is not None else 0.0
 
     def _timed_commit(self) -> None:
+        """Write on the loop, fsync on the worker thread (see the module docstring)."""
         self._commit_timer = None
+        if self.failure is not None:
+            return
+        if self._syncing is not None:
+            self._commit_due = True  # _synced starts it: one fsync at a time
+            return
         try:
-            self._commit()
+            job = self.durability.begin_commit()
         except AmpsctlError as error:
             self.fail(error)
+            return
+        if job is None:  # nothing to fsync (policy NEVER or ALWAYS): the write was the commit
+            for conn, frame in self.durability.release():
+                self._write(conn, frame)
+            return
+        if self._fsync_thread is None:
+            self._fsync_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ampsctl-fsync")
+        syncing = asyncio.get_running_loop().run_in_executor(self._fsync_thread, job.run)
+        syncing.add_done_callback(functools.partial(self._synced, job))
+        self._syncing = (job, syncing)
+
+    def _synced(self, job: SyncJob, syncing: asyncio.Future[None]) -> None:
+        """The fsync job returned (on the loop): release the held frames it covers. Once per job."""
+        if self._syncing is None or self._syncing[1] is not syncing:
+            return
+        self._syncing = None
+        if self.failure is not None:
+            return  # stopping: nothing more is acknowledged
+        error = syncing.exception() if not syncing.cancelled() else asyncio.CancelledError()
+        try:
+            if error is not None and not isinstance(error, OSError):
+                raise BrokerFailure(f"the journal's fsync job failed: {error!r}")
+            released = self.durability.end_commit(job, error)
+        except AmpsctlError as failure:
+            self.fail(failure)
+            return
+        for conn, frame in released:
+            self._write(conn, frame)
+        if self._commit_due and not self._closed:
+            self._commit_due = False
+            self._timed_commit()
 
     def _commit(self) -> None:
         for conn, frame in self.durability.commit():

@@ -7,7 +7,10 @@ encodes a record into a pending buffer; the buffer goes to the OS when it reache
 
 * ALWAYS: every ``append`` writes and fsyncs before it returns;
 * GROUP: ``commit`` writes and fsyncs. The caller commits on its own timer (every N ms) and
-  after a batch: group commit without the journal reading a clock;
+  after a batch: group commit without the journal reading a clock. A caller that must not
+  block on the fsync splits the commit: ``start_sync`` writes the pending records (on the
+  owner's thread) and returns a ``SyncJob`` whose ``run`` fsyncs them on any thread;
+  ``finish_sync`` (owner's thread again) records the outcome. Only then are they acknowledged;
 * NEVER: ``commit`` only hands the bytes to the OS.
 
 Invariants:
@@ -27,7 +30,9 @@ Invariants:
   and reported in ``recovery``; damage, a gap between segments, or a file that is not a
   segment is refused. The last segment is checked whole, sealed ones through their index.
 * No clock: timestamps are the caller's. Not thread-safe: the writer has one owner (the
-  broker's event loop, an import).
+  broker's event loop, an import). The one exception is ``SyncJob.run``: it fsyncs its own
+  duplicate of the segment's descriptor and touches no writer state, so appends, a rotation
+  (which fsyncs and closes the segment itself) or a synchronous ``commit`` may run meanwhile.
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ from ampsctl.journal.record import COMMANDS, Command, JournalRecord
 from ampsctl.journal.recovery import Recovery, recover
 from ampsctl.journal.segment import segment_name
 
-__all__ = ["DEFAULT_SEGMENT_BYTES", "FsyncPolicy", "JournalWriter", "LOCK_NAME", "Recovery"]
+__all__ = ["DEFAULT_SEGMENT_BYTES", "FsyncPolicy", "JournalWriter", "LOCK_NAME", "Recovery", "SyncJob"]
 
 MIB = 1 << 20
 DEFAULT_SEGMENT_BYTES = 64 * MIB
@@ -59,6 +64,24 @@ class FsyncPolicy(enum.Enum):
     ALWAYS = "always"
     GROUP = "group"
     NEVER = "never"
+
+
+class SyncJob:
+    """The fsync half of a split commit (``JournalWriter.start_sync``): makes every record up to
+    ``sequence`` durable. ``run`` may be called on any thread, exactly once."""
+
+    __slots__ = ("fd", "sequence")
+
+    def __init__(self, fd: int, sequence: int) -> None:
+        self.fd = fd  # a duplicate of the segment's descriptor, owned (and closed) by the job
+        self.sequence = sequence
+
+    def run(self) -> None:
+        """fsync, then close the duplicate; an OSError goes to ``finish_sync``."""
+        try:
+            os.fsync(self.fd)
+        finally:
+            os.close(self.fd)
 
 
 class JournalWriter:
@@ -290,6 +313,40 @@ class JournalWriter:
         if self.fsync is not FsyncPolicy.NEVER and self._synced_sequence != self._written_sequence:
             self._fsync(self._fd, self._path)
             self._synced_sequence = self._written_sequence
+
+    def start_sync(self) -> SyncJob | None:
+        """The first half of a split ``commit``: hand pending records to the OS now; the fsync
+        still owed for them, or None when nothing is (NEVER, or everything written is synced).
+
+        The job fsyncs a duplicate descriptor: the segment may rotate and close meanwhile
+        (rotation fsyncs it itself first), and the duplicate still names the same file."""
+        self._check_usable()
+        self._write_pending()
+        if self.fsync is FsyncPolicy.NEVER or self._synced_sequence == self._written_sequence:
+            return None
+        try:
+            fd = os.dup(self._fd)
+        except OSError as exc:
+            raise self._stop(exc, "fsync journal segment") from None
+        return SyncJob(fd, self._written_sequence)
+
+    def finish_sync(self, job: SyncJob, error: BaseException | None) -> None:
+        """The second half, on the owner's thread: ``job`` ran (``error``: how it failed).
+
+        A failed fsync stops the writer (EnvironmentProblem) like one made by ``commit``; a
+        writer that stopped or closed meanwhile raises too, and acknowledges nothing more."""
+        self._check_usable()
+        if error is not None:
+            if not isinstance(error, OSError):
+                raise error
+            raise self._stop(error, "fsync journal segment")
+        if job.sequence > self._synced_sequence:  # a synchronous commit may have gone further meanwhile
+            self._synced_sequence = job.sequence
+
+    @property
+    def synced_sequence(self) -> int:
+        """The last sequence known to be durable (under NEVER: handed to the OS)."""
+        return self._written_sequence if self.fsync is FsyncPolicy.NEVER else self._synced_sequence
 
     def close(self) -> None:
         """Commit, write the last segment's index, release the journal. Idempotent."""

@@ -317,3 +317,22 @@ def test_read_only_directory(tmp_path: Path) -> None:
             JournalWriter.open(tmp_path)
     finally:
         tmp_path.chmod(0o700)
+
+
+def test_a_sync_job_survives_the_segment_rotating_and_closing_under_it(tmp_path: Path) -> None:
+    writer = JournalWriter.open(tmp_path, segment_bytes=600, fsync=FsyncPolicy.GROUP)
+    _append(writer, 2)
+    job = writer.start_sync()
+    assert job is not None and job.sequence == 2
+    _append(writer, 20)  # rotates: the segment the job syncs is sealed and its descriptor closed
+    assert len(segment_files(tmp_path)) > 1
+    job.run()  # its own duplicate descriptor is still valid
+    writer.finish_sync(job, None)
+    assert writer.synced_sequence >= 2
+    rest = writer.start_sync()  # the new segment's records still owe an fsync
+    assert rest is not None and rest.sequence == 22
+    rest.run()
+    writer.finish_sync(rest, None)
+    assert writer.synced_sequence == 22
+    writer.close()
+    assert [record.sequence for record in read_all(tmp_path)] == list(range(1, 23))
