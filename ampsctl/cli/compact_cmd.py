@@ -1,13 +1,17 @@
 """``ampsctl journal compact``: the SOW files a journal implies, per configured SOW topic.
 
 Registered by cli/app.py as ``ampsctl journal compact``. A thin command over
-``ampsctl.sow.compact`` (the local engine): load the config, replay the journal up to
-``--as-of`` and write one ``<Name>.<MessageType>.sow`` per SOW topic into ``--out``. The
-files are ordinary SOW files: ``ampsctl sow query|dump|stats`` read them.
+``ampsctl.pipeline.engines.run_compact``: load the config, replay the journal up to
+``--as-of`` on the local engine (``ampsctl.sow.compact``, the reference) or on Spark
+(``--engine spark``, docs/pipeline.md) and write one ``<Name>.<MessageType>.sow`` per SOW topic
+into ``--out`` (or ``.parquet``/``.jsonl`` with ``--out-format``). The SOW files are ordinary
+SOW files: ``ampsctl sow query|dump|stats`` read them.
 
-Exit codes: 0 ok, 1 records were skipped (``--keep-going``), 2 usage (an output file exists
-without ``--force``, a bad option), 3 invalid input (bad config, damaged journal, a record
-that cannot be applied, an unknown bookmark), 4 the output directory cannot be written.
+Exit codes: 0 ok, 1 records or damaged regions were skipped (``--keep-going``,
+``--skip-corrupt``), 2 usage (an output file exists without ``--force``, a bad option or
+master URL), 3 invalid input (bad config, damaged journal, a record that cannot be applied,
+an unknown bookmark), 4 environment (the output directory cannot be written; no Java or
+pyspark; an unreachable --master).
 """
 
 from __future__ import annotations
@@ -19,12 +23,19 @@ from typing import Any
 
 import typer
 
+from ampsctl.cli.pipeline_cli import CONF_HELP, MASTER_HELP, SHUFFLE_HELP, SKIP_HELP, EngineName
 from ampsctl.errors import ExitCode
 
 
 class CompactFormat(str, Enum):
     text = "text"
     json = "json"
+
+
+class OutFormat(str, Enum):
+    sow = "sow"
+    parquet = "parquet"
+    jsonl = "jsonl"
 
 
 def compact(
@@ -39,26 +50,38 @@ def compact(
     keep_going: bool = typer.Option(False, "--keep-going", help="Report records that cannot be applied, skip them, exit 1 at the end."),
     env: list[str] | None = typer.Option(None, "--env", help="Define NAME=VALUE for ${NAME} expansion in the config (repeatable)."),
     format: CompactFormat = typer.Option(CompactFormat.text, "--format", "-f", help="Summary format."),
+    out_format: OutFormat = typer.Option(OutFormat.sow, "--out-format",
+                                         help="Files to write: SOW files (sow), or one Parquet/JSONL file per SOW topic."),
+    engine: EngineName = typer.Option(EngineName.local, "--engine", help="local (the reference) or spark."),
+    master: str | None = typer.Option(None, "--master", metavar="URL", help=MASTER_HELP),
+    conf: list[str] | None = typer.Option(None, "--conf", metavar="KEY=VALUE", help=CONF_HELP),
+    shuffle_partitions: int | None = typer.Option(None, "--shuffle-partitions", min=1, help=SHUFFLE_HELP),
+    skip_corrupt: bool = typer.Option(False, "--skip-corrupt", help=SKIP_HELP),
 ) -> None:
     """Build the SOW files of every SOW topic from a journal, as of a point in time.
 
     Replays publish, delta_publish (merged), sow_delete and expire records in order,
     processes expirations due at --now, and writes <Name>.<MessageType>.sow per
     SOW/Topic of the config (a Pattern topic's concrete topics share one file).
-    Exit codes: 0 ok, 1 records skipped (--keep-going), 2 usage, 3 invalid input,
-    4 the output cannot be written.
+    --engine spark runs the same compaction on Spark (same result; docs/pipeline.md).
+    Exit codes: 0 ok, 1 records or damaged regions skipped (--keep-going, --skip-corrupt),
+    2 usage, 3 invalid input, 4 environment (output not writable, no Java/pyspark, bad master).
     """
     from ampsctl.cli.config_cmd import parse_env
     from ampsctl.cli.output import json_text, write_lines
+    from ampsctl.cli.pipeline_cli import check_spark_only, corrupt_lines, spark_options, summary_extra
     from ampsctl.cli.sow_cmd import _time, progress_bar
     from ampsctl.config.loader import load_config
     from ampsctl.config.model import ConfigModel
     from ampsctl.journal.bookmarks import format_timestamp
     from ampsctl.journal.reader import JournalReader
-    from ampsctl.sow.compact import compact as run
+    from ampsctl.pipeline.engines import run_compact
+    from ampsctl.pipeline.jobs import CompactJob, Engine, OutputFormat
+    from ampsctl.pipeline.progress import spark_progress
     from ampsctl.sow.errors import ReplayError
     from ampsctl.sow.spec import topic_specs
 
+    check_spark_only(engine, master, conf)
     specs = topic_specs(ConfigModel(load_config(str(config), parse_env(env))))
     skipped: list[ReplayError] = []
 
@@ -66,10 +89,18 @@ def compact(
         skipped.append(exc)
         sys.stderr.write(f"ampsctl: skipped: {exc.message}\n")
 
-    total = sum(segment.records for segment in JournalReader(path).segments) if sys.stdout.isatty() else 0
-    with progress_bar(total, "compacting") as advance:
-        result = run(path, specs, out, as_of=as_of, now=_time("--now", now), overwrite=force,
-                     on_error=report if keep_going else None, progress=advance)
+    job = CompactJob(str(path), tuple(specs), str(out), as_of=as_of, now=_time("--now", now), overwrite=force,
+                     keep_going=keep_going, skip_corrupt=skip_corrupt, output=OutputFormat(out_format.value))
+    if engine is EngineName.spark:
+        outcome = run_compact(job, Engine.SPARK, options=spark_options(master, conf, shuffle_partitions), on_error=report,
+                              spark_progress=spark_progress)
+    else:
+        total = sum(segment.records for segment in JournalReader(path).segments) if sys.stdout.isatty() else 0
+        with progress_bar(total, "compacting") as advance:
+            outcome = run_compact(job, Engine.LOCAL, on_error=report, progress=advance)
+    result = outcome.result
+    for line in corrupt_lines(outcome.corrupt):
+        sys.stderr.write(line + "\n")
     summary: dict[str, Any] = {
         "journal": str(path),
         "out": str(out),
@@ -81,12 +112,13 @@ def compact(
         "skipped": result.skipped,
         "files": [{"topic": f.name, "message_type": f.message_type, "path": f.path, "records": f.records,
                    "concrete_topics": f.topics} for f in result.files],
+        **summary_extra(outcome),
     }
     if format is CompactFormat.json:
         write_lines([json_text(summary)])
     else:
         write_lines(_text(summary))
-    if result.skipped:
+    if result.skipped or outcome.corrupt:
         raise typer.Exit(ExitCode.FINDINGS)
 
 

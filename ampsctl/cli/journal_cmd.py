@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import typer
 
+from ampsctl.cli import pipeline_cli
 from ampsctl.cli.output import json_array, json_text, write_lines
 
 from ampsctl.errors import AmpsctlError, ExitCode, InputError, UsageError
@@ -517,3 +518,6 @@ def _write_line(text: str, *, err: bool = False) -> None:
     stream = sys.stderr if err else sys.stdout
     stream.write(text + "\n")
 
+
+# The pipeline's export (Parquet/JSONL, local or Spark) is defined with the other pipeline options.
+app.command("export")(pipeline_cli.export)

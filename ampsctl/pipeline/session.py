@@ -33,6 +33,7 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -160,6 +161,9 @@ def build_conf(options: SessionOptions) -> dict[str, str]:
         # moderate so one 64 MiB segment does not become one huge batch in a worker.
         "spark.sql.execution.arrow.maxRecordsPerBatch": "10000",
     }
+    # Quiet JVM logging from the first line on (setLogLevel only acts once the JVM is up).
+    settings = Path(__file__).resolve().parent.parent / "data" / "log4j2-ampsctl.properties"
+    conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={settings.as_uri()}"
     if options.shuffle_partitions is not None:
         conf["spark.sql.shuffle.partitions"] = str(options.shuffle_partitions)
     if options.master.startswith("local"):
