@@ -318,3 +318,13 @@ def test_delta_publish_is_its_own_type() -> None:
 def test_empty_strings_count_as_absent() -> None:
     command = parse({"c": "sow_and_subscribe", "t": "x", "f": "", "bm": "", "sub_id": "", "cid": "4"})
     assert (command.filter, command.bookmark, command.sub_id) == (None, None, "4")
+
+
+@pytest.mark.parametrize("cid", [None, "c1"])
+@pytest.mark.parametrize("seq", [None, 0, 42])
+@pytest.mark.parametrize("ack_type", [AckType.PROCESSED, AckType.PERSISTED])
+def test_a_publish_encoded_ack_is_byte_for_byte_its_ack_encoded(cid: str | None, seq: int | None,
+                                                                ack_type: AckType) -> None:
+    for command in (Publish(topic="orders", cid=cid, seq=seq, data=b"{}"),
+                    DeltaPublish(topic="orders", cid=cid, seq=seq, data=b"{}")):
+        assert command.encoded_ack(ack_type) == command.ack(ack_type).encode()

@@ -17,8 +17,10 @@ import enum
 from dataclasses import dataclass
 
 from ampsctl.journal.record import JournalRecord
+from ampsctl.protocol.fastinit import fast_init
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Send:
     """Write ``data`` (one or more encoded frames) to connection ``conn``."""
@@ -27,6 +29,7 @@ class Send:
     data: bytes
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SendDurable:
     """Write ``data`` to ``conn`` once the journal is on disk through ``sequence``.
@@ -40,6 +43,7 @@ class SendDurable:
     sequence: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Append:
     """Append ``record`` to the journal. The core numbered it: ``record.sequence`` is exactly the
@@ -48,6 +52,7 @@ class Append:
     record: JournalRecord
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Close:
     """Disconnect ``conn`` after writing what was queued for it; ``reason`` goes to the log."""

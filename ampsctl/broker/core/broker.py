@@ -158,9 +158,13 @@ class BrokerCore:
 
     def _touched(self, actions: list[Action], now: int) -> list[Action]:
         """Note when each connection was last sent something (heartbeats are sent when idle)."""
+        sessions = self.sessions
+        last = -1  # runs of actions for one connection are the rule: one lookup per run
         for action in actions:
-            if isinstance(action, Send | SendDurable):
-                session = self.sessions.get(action.conn)
+            kind = type(action)
+            if (kind is Send or kind is SendDurable) and action.conn != last:
+                last = action.conn
+                session = sessions.get(last)
                 if session is not None:
                     session.last_out = now
         return actions

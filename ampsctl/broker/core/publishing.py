@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ampsctl.broker.core.actions import Action, Append, Send
-from ampsctl.broker.core.fanout import Update, UpdateKind
+from ampsctl.broker.core.fanout import Update, UpdateKind, fan_out
 from ampsctl.broker.core.queries import prepare, sow_topics
 from ampsctl.broker.core.refusal import INVALID_MESSAGE, Refused
 from ampsctl.broker.core.session import Session
@@ -45,17 +45,21 @@ def publish(core: BrokerCore, session: Session, cmd: Publish | DeltaPublish, now
                                 correlation_id=cmd.correlation_id, client_name=session.client_name,
                                 publisher_sequence=cmd.seq)
     out = []
-    bookmark = None
-    if written.record is not None:
-        out.append(Append(written.record))
-        bookmark = written.record.bookmark
-    core.publishers.published(session.client_name, cmd.seq, bookmark)
+    record = written.record
+    if record is not None:
+        out.append(Append(record))
+    core.publishers.published(session.client_name, cmd.seq, record.sequence if record is not None else 0)
     if cmd.wants(AckType.PROCESSED):
-        out.append(Send(conn, cmd.ack(AckType.PROCESSED).encode()))
-    for update in updates(written, cmd.topic, cmd.data, correlation_id=cmd.correlation_id, bookmark=bookmark):
-        out += core.deliver(update, now)
+        out.append(Send(conn, cmd.encoded_ack(AckType.PROCESSED)))
+    # Every change of a publish is to cmd.topic: with no subscription there, no Update (nor the
+    # bookmark text) is built at all -- the common case of a publisher feeding a journal.
+    subs = core.subs.matching(cmd.topic)
+    if subs:
+        bookmark = record.bookmark if record is not None else None
+        for update in updates(written, cmd.topic, cmd.data, correlation_id=cmd.correlation_id, bookmark=bookmark):
+            out += fan_out(update, subs, now)
     if cmd.wants(AckType.PERSISTED):
-        out.append(core.durable(conn, cmd.ack(AckType.PERSISTED).encode()))
+        out.append(core.durable(conn, cmd.encoded_ack(AckType.PERSISTED)))
     return out
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from ampsctl.journal.bookmarks import format_bookmark
+
 
 class LogonState(enum.Enum):
     NEW = "new"
@@ -60,8 +62,14 @@ class Session:
 class Publisher:
     """What the broker remembers about one client name's publishing."""
 
+    name: str = ""
     last_seq: int = 0  # highest ``s`` seen (0: none)
-    last_bookmark: str | None = None  # bookmark of the last journaled publish
+    last_journaled: int = 0  # journal sequence of the last journaled publish (0: none)
+
+    @property
+    def last_bookmark(self) -> str | None:
+        """The bookmark of the last journaled publish: formatted when asked (a logon), not per publish."""
+        return format_bookmark(self.name, self.last_journaled) if self.last_journaled else None
 
 
 @dataclass(slots=True)
@@ -80,11 +88,14 @@ class Publishers:
         known = self.by_name.get(name)
         return known is not None and seq <= known.last_seq
 
-    def published(self, name: str | None, seq: int | None, bookmark: str | None) -> None:
-        if not name or (seq is None and bookmark is None):
+    def published(self, name: str | None, seq: int | None, journaled: int) -> None:
+        """``journaled``: the publish's journal sequence (0: not journaled)."""
+        if not name or (seq is None and not journaled):
             return
-        known = self.by_name.setdefault(name, Publisher())
+        known = self.by_name.get(name)
+        if known is None:
+            known = self.by_name[name] = Publisher(name)
         if seq is not None and seq > known.last_seq:
             known.last_seq = seq
-        if bookmark is not None:
-            known.last_bookmark = bookmark
+        if journaled:
+            known.last_journaled = journaled

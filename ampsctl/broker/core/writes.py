@@ -33,11 +33,13 @@ from ampsctl.broker.core.refusal import INVALID_MESSAGE, Refused
 from ampsctl.broker.core.settings import CoreSettings
 from ampsctl.errors import AmpsctlError
 from ampsctl.journal.record import Command, JournalRecord
+from ampsctl.protocol.fastinit import fast_init
 from ampsctl.protocol.errors import Reason
 from ampsctl.sow.record import Change
 from ampsctl.sow.store import SowStore, TopicGroup
 
 
+@fast_init  # one per publish
 @dataclass(frozen=True, slots=True)
 class Written:
     """The outcome of one write: the record to journal (None: not journaled) and the changes."""
