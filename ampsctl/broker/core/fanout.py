@@ -16,6 +16,10 @@ topic, the SOW key and the record's state before and after; for a topic without 
 * sends one frame per distinct rendering, with ``sids`` listing every subscription it serves
   (§6.2 [REC]), so a connection never gets the same message twice.
 
+Fast path: a topic with one subscription that takes every message as published (``_plain``)
+gets its ``p`` frame built directly, without the per-connection grouping; the bytes are the
+ones the general path makes (tests compare them).
+
 Invariants: frames for one update are produced in subscription order; a subscription gets at
 most one frame per update; focus sets change only here (and when a query result is sent).
 Documents are parsed at most once per update, and only when some subscription needs them.
@@ -32,6 +36,7 @@ from ampsctl.broker.core.actions import Send
 from ampsctl.broker.core.subscriptions import Subscription
 from ampsctl.errors import AmpsctlError
 from ampsctl.messages.json_codec import JSON
+from ampsctl.protocol.frames import encode_frame
 from ampsctl.protocol.headers import format_timestamp
 from ampsctl.protocol.messages import Delivery, Oof, OofReason
 
@@ -90,6 +95,12 @@ def fan_out(update: Update, subs: Sequence[Subscription], now: int) -> list[Send
     """
     if not subs:
         return []
+    if len(subs) == 1 and _plain(subs[0]):  # the common case, short-cut (see _plain)
+        sub = subs[0]
+        new = update.new
+        if new is None:
+            return []  # a delete or expiry: only oof subscriptions hear of it
+        return [Send(sub.conn, _plain_frame(update, new, sub))]
     by_conn: dict[int, list[Subscription]] = {}
     for sub in subs:
         if sub.replay is not None:
@@ -106,6 +117,26 @@ def fan_out(update: Update, subs: Sequence[Subscription], now: int) -> list[Send
         if data:
             sends.append(Send(conn, data))
     return sends
+
+
+def _plain(sub: Subscription) -> bool:
+    """A subscription that gets every message as published: no filter, select, delta, oof,
+    timestamp, replay or conflation. For it ``_for_connection`` reduces to one ``p`` frame of
+    the new state (nothing for a delete or expiry); ``_plain_frame`` builds that frame directly."""
+    return (sub.predicate is None and sub.select is None and not sub.delta and sub.focus is None
+            and sub.replay is None and sub.conflation is None and not sub.options.timestamp)
+
+
+def _plain_frame(update: Update, new: bytes, sub: Subscription) -> bytes:
+    """``Delivery(...).encode()`` for one plain subscription: the same header keys in the same order."""
+    header: dict[str, Any] = {"c": "p", "t": update.topic, "sub_id": sub.sub_id}
+    if update.correlation_id is not None:
+        header["x"] = update.correlation_id
+    if update.key is not None and not sub.options.no_sowkey:
+        header["k"] = update.key
+    if update.bookmark is not None:
+        header["bm"] = update.bookmark
+    return encode_frame(header, new)
 
 
 def render(update: Update, subs: list[Subscription], now: int) -> bytes:

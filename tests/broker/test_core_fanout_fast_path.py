@@ -1,0 +1,41 @@
+"""fan_out's fast path for one plain subscription makes the general path's bytes (fanout.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ampsctl.broker.core.fanout import Update, UpdateKind, fan_out, render
+from ampsctl.broker.core.subscriptions import Subscription
+from ampsctl.protocol.cmdoptions import parse_command_options
+
+
+def _sub(options: str | None) -> Subscription:
+    return Subscription.build(conn=3, sub_id="s1", topic="orders", filter=None, predicate=None, delta=False,
+                              options=parse_command_options(options), order=1)
+
+
+UPDATES = [
+    Update(UpdateKind.PUBLISH, "orders", b'{"id":1}'),
+    Update(UpdateKind.PUBLISH, "orders", b'{"id":1}', correlation_id="corr", bookmark="12|3|"),
+    Update(UpdateKind.PUBLISH, "orders", b'{"id":2}', old=b'{"id":2,"a":1}', key="k2", bookmark="12|4|"),
+    Update(UpdateKind.DELETE, "orders", None, old=b'{"id":2}', key="k2"),
+    Update(UpdateKind.EXPIRE, "orders", None, old=b'{"id":2}', key="k2"),
+]
+
+
+@pytest.mark.parametrize("options", [None, "no_sowkey"])
+@pytest.mark.parametrize("update", UPDATES)
+def test_one_plain_subscription_gets_the_general_paths_frame(update: Update, options: str | None) -> None:
+    sub = _sub(options)
+    sends = fan_out(update, [sub], 1)
+    general = render(update, [sub], 1)  # the per-connection path, which the fast path skips
+    assert b"".join(send.data for send in sends) == general
+    assert all(send.conn == 3 for send in sends)
+    assert len(sends) == (1 if general else 0)
+
+
+@pytest.mark.parametrize("options", ["oof", "timestamp", "select=[/id]"])
+def test_other_options_take_the_general_path(options: str) -> None:
+    sub = _sub(options)
+    update = Update(UpdateKind.PUBLISH, "orders", b'{"id":1}', key="k1")
+    assert b"".join(send.data for send in fan_out(update, [sub], 1)) == render(update, [sub], 1)
