@@ -3,7 +3,8 @@
 ``spark.read.format("ampsctl-journal").load(PATH)`` (PATH: a journal directory or one segment
 file) after ``session.register_sources(spark)`` (``session.start`` does it). Options:
 ``skip_corrupt`` (``true``: leave damaged regions out instead of failing; ``scan_damage``
-lists them).
+lists them); ``to_sequence`` (read records up to this sequence only: later segments are not
+planned, and damage after it is not reached, as in ``JournalReader.scan``).
 
 Theory of operation: ``partitions`` runs on the driver and plans one Spark partition per
 segment file (headers only, ``segments.plan_segments``); ``read`` runs in a Python worker and
@@ -84,16 +85,20 @@ class JournalSourceReader(DataSourceReader):
         if not self.path:
             raise ValueError('the ampsctl-journal source needs a path: spark.read.format("ampsctl-journal").load(PATH)')
         self.skip_corrupt = options.get("skip_corrupt", "false").strip().lower() in ("true", "1", "yes")
+        stop = options.get("to_sequence")
+        self.to_sequence = int(stop) if stop not in (None, "") else None
 
     def partitions(self) -> list[InputPartition]:
         try:
-            tasks = plan_segments(self.path)
+            tasks = plan_segments(self.path, to_sequence=self.to_sequence)
         except AmpsctlError as exc:
             raise to_task_error(exc) from None
         return [SegmentPartition(task) for task in tasks]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        task: SegmentTask = partition.task  # type: ignore[attr-defined]
+        task: SegmentTask | None = getattr(partition, "task", None)
+        if task is None:  # no segment planned (an empty journal, or an as-of point of 0): Spark
+            return        # still runs one task with a plain InputPartition
         number = task.number if task.number >= 0 else 0
         rows: list[tuple[int, Any]] = []
         try:
@@ -136,9 +141,9 @@ def register(spark: SparkSession) -> None:
     spark.dataSource.register(JournalDataSource)
 
 
-def scan_damage(spark: SparkSession, path: str) -> list[Skipped]:
-    """Every damaged region ``skip_corrupt`` leaves out, found by a Spark job (one task per segment)."""
-    tasks = plan_segments(path)
+def scan_damage(spark: SparkSession, path: str, *, to_sequence: int | None = None) -> list[Skipped]:
+    """Every damaged region ``skip_corrupt`` leaves out (up to ``to_sequence``), found by a Spark job (one task per segment)."""
+    tasks = plan_segments(path, to_sequence=to_sequence)
     if not tasks:
         return []
     found = spark.sparkContext.parallelize(tasks, len(tasks)).flatMap(damage).collect()

@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
+    from rich.console import Console
 
 POLL_SECONDS = 0.25
 
 
 @contextmanager
-def spark_progress(spark: SparkSession, *, enabled: bool | None = None) -> Iterator[None]:
+def spark_progress(spark: SparkSession, *, enabled: bool | None = None, console: Console | None = None) -> Iterator[None]:
     """Show stage progress while the body runs; ``enabled`` defaults to "stderr is a terminal"."""
     if enabled is None:
         enabled = sys.stderr.isatty()
@@ -35,7 +36,7 @@ def spark_progress(spark: SparkSession, *, enabled: bool | None = None) -> Itera
     tracker = spark.sparkContext.statusTracker()
     stop = threading.Event()
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as progress:
+                  console=console or Console(stderr=True), transient=True, refresh_per_second=8) as progress:
         tasks: dict[int, int] = {}  # stage id -> rich task id
 
         def poll() -> None:

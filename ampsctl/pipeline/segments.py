@@ -46,6 +46,7 @@ class SegmentTask:
     number: int  # from the file name (-1: a lone file with another name; the header's number is used)
     last: bool  # the journal's last segment: a torn tail may end it
     next_first_sequence: int | None  # the first sequence of the next segment (None: last, or unknown)
+    to_sequence: int | None = None  # stop after this sequence (an as-of point); None: read it all
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +72,12 @@ class Skipped:
         return f"{self.path}: skipped {self.length} bytes at offset {self.offset} ({self.reason}{lost})"
 
 
-def plan_segments(journal: str | Path) -> list[SegmentTask]:
-    """The segments of a journal directory (or one segment file), in order, headers checked."""
+def plan_segments(journal: str | Path, *, to_sequence: int | None = None) -> list[SegmentTask]:
+    """The segments of a journal directory (or one segment file), in order, headers checked.
+
+    With ``to_sequence``, segments that start after it are left out: a scan up to an as-of
+    point never reads them, so their damage cannot matter (as in ``JournalReader.scan``).
+    """
     path = Path(journal)
     if path.is_dir():
         files = list_segments(path)
@@ -87,9 +92,12 @@ def plan_segments(journal: str | Path) -> list[SegmentTask]:
         head, _ = read_head_bytes(file)
         header = read_header(file, head, last=position == len(files) - 1)
         firsts.append(header.first_sequence if header is not None else None)
-    return [SegmentTask(str(file), number, position == len(files) - 1,
-                        firsts[position + 1] if position + 1 < len(files) else None)
-            for position, (number, file) in enumerate(files)]
+    tasks = [SegmentTask(str(file), number, position == len(files) - 1,
+                         firsts[position + 1] if position + 1 < len(files) else None, to_sequence)
+             for position, (number, file) in enumerate(files)]
+    if to_sequence is None:
+        return tasks
+    return [task for task, first in zip(tasks, firsts, strict=True) if first is not None and first <= to_sequence]
 
 
 def read_segment(task: SegmentTask, *, skip_corrupt: bool = False) -> Iterator[tuple[int, JournalRecord]]:
@@ -99,6 +107,8 @@ def read_segment(task: SegmentTask, *, skip_corrupt: bool = False) -> Iterator[t
     if analysis is None:
         return
     data = path.read_bytes()[:analysis.size]
+    upper = task.to_sequence if task.to_sequence is not None else 1 << 64
+    last = analysis.header.first_sequence - 1  # the last sequence read
     for start, end in _good_spans(analysis, skip_corrupt):
         views: list[RecordView] = []
         records: list[JournalRecord] = []
@@ -106,9 +116,14 @@ def read_segment(task: SegmentTask, *, skip_corrupt: bool = False) -> Iterator[t
         Decoder().decode_records(data, start, end, records)
         bad = {offset for offset, _ in analysis.sequence_errors or ()}
         for view, record in zip(views, records, strict=True):
+            if record.sequence > upper:
+                return
             if view.offset not in bad:
+                last = record.sequence
                 yield view.offset, record
-    if not skip_corrupt:
+    # Damage, or a gap to the next segment, matters only when the scan reaches it: not when
+    # the as-of point was read before it (the local reader returns there, too).
+    if not skip_corrupt and last < upper:
         problem = _first_problem(task, analysis)
         if problem is not None:
             raise problem
@@ -135,6 +150,8 @@ def damage(task: SegmentTask) -> list[Skipped]:
     gap = _gap(task, analysis)
     if gap is not None:
         found.append(Skipped(task.path, analysis.size, 0, gap.reason, None, None))
+    if task.to_sequence is not None:  # only what a read up to the as-of point skips
+        found = [s for s in found if s.first_missing is None or s.first_missing <= task.to_sequence]
     return sorted(found, key=lambda skipped: skipped.offset)
 
 

@@ -2,10 +2,12 @@
 
 Theory of operation (docs/pipeline.md has the long form):
 
-1. Read the journal with the ``ampsctl-journal`` source (one task per segment) and cut it at
-   the as-of point: a bookmark names a sequence (looked up with ``JournalReader``, as the
-   local engine does); a timestamp T stops *before the first record stamped after T*, which
-   is not the same as ``timestamp <= T`` because journal timestamps need not increase.
+1. Read the journal with the ``ampsctl-journal`` source (one task per segment) up to the
+   as-of point: a bookmark names a sequence (looked up with ``JournalReader``, as the local
+   engine does); a timestamp T stops *before the first record stamped after T*, which is not
+   the same as ``timestamp <= T`` because journal timestamps need not increase. The source's
+   ``to_sequence`` option leaves later segments unread, so damage after the point does not
+   fail the job, as it does not fail the local scan.
 2. Key (``keying.Keyer`` in ``mapInArrow``): each record becomes one row per SOW key it
    touches; deletes by filter become ``filter`` rows; refused records ``error`` rows; each
    task adds one ``stats`` row per (group, topic) it saw, for the counts and the file meta.
@@ -95,7 +97,7 @@ def compact(spark: SparkSession, job: CompactJob, *, shuffle_partitions: int | N
     for exc in errors:
         if on_error is not None:
             on_error(exc)
-    corrupt = scan_damage(spark, job.journal) if job.skip_corrupt else []
+    corrupt = scan_damage(spark, job.journal, to_sequence=state["stop"]) if job.skip_corrupt else []
     groups = _groups(specs, state)
     if job.output is OutputFormat.SOW:
         from ampsctl.sow.checkpoint import write_group
@@ -123,21 +125,30 @@ class translated(AbstractContextManager[None]):
             raise error from None
 
 
-def records(spark: SparkSession, journal: str, *, skip_corrupt: bool = False) -> DataFrame:
-    """The journal's records with ``ts`` (µs) in place of the TIMESTAMP column."""
-    frame = spark.read.format(NAME).option("skip_corrupt", str(skip_corrupt).lower()).load(str(journal))
+def records(spark: SparkSession, journal: str, *, skip_corrupt: bool = False, to_sequence: int | None = None) -> DataFrame:
+    """The journal's records (up to ``to_sequence``) with ``ts`` (µs) in place of the TIMESTAMP column."""
+    reader = spark.read.format(NAME).option("skip_corrupt", str(skip_corrupt).lower())
+    if to_sequence is not None:
+        reader = reader.option("to_sequence", str(to_sequence))
+    frame = reader.load(str(journal))
     columns = [F.unix_micros("timestamp").alias("ts") if name == "ts" else F.col(name) for name in _RECORD_COLUMNS]
     return frame.select(*columns)
 
 
-def stop_sequence(frame: DataFrame, journal: str, as_of: str | None) -> tuple[int | None, int | None]:
-    """``(last sequence to read or None for all, the as-of timestamp or None)``, as ``sow.compact`` reads ``as_of``."""
+def stop_sequence(spark: SparkSession, journal: str, as_of: str | None) -> tuple[int | None, int | None]:
+    """``(last sequence to read or None for all, the as-of timestamp or None)``, as ``sow.compact`` reads ``as_of``.
+
+    A timestamp T stops before the first record stamped after T. That record is looked for
+    past any damage (``skip_corrupt``): the main read, cut at the sequence found, then fails
+    at the damage exactly when the local scan would have reached it before stopping.
+    """
     from ampsctl.journal.bookmarks import parse_position
 
     if as_of is None:
         return None, None
     position = parse_position(as_of)
     if position.timestamp is not None:
+        frame = records(spark, journal, skip_corrupt=True)
         first_after = frame.where(F.col("ts") > position.timestamp).agg(F.min("sequence")).first()[0]
         return (None if first_after is None else first_after - 1), position.timestamp
     from ampsctl.journal.reader import JournalReader
@@ -146,10 +157,8 @@ def stop_sequence(frame: DataFrame, journal: str, as_of: str | None) -> tuple[in
 
 
 def _run(spark: SparkSession, job: CompactJob, shuffle_partitions: int | None) -> dict[str, Any]:
-    frame = records(spark, job.journal, skip_corrupt=job.skip_corrupt)
-    stop, as_of_time = stop_sequence(frame, job.journal, job.as_of)
-    if stop is not None:
-        frame = frame.where(F.col("sequence") <= stop)
+    stop, as_of_time = stop_sequence(spark, job.journal, job.as_of)
+    frame = records(spark, job.journal, skip_corrupt=job.skip_corrupt, to_sequence=stop)
     frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         totals = frame.agg(F.count(F.lit(1)), F.max("sequence"), F.max_by("ts", "sequence")).first()
@@ -196,7 +205,7 @@ def _run(spark: SparkSession, job: CompactJob, shuffle_partitions: int | None) -
             keyed.unpersist()
     finally:
         frame.unpersist()
-    return {"scanned": scanned, "last_sequence": last_sequence, "now": now,
+    return {"stop": stop, "scanned": scanned, "last_sequence": last_sequence, "now": now,
             "applied": applied, "expired": expired, "errors": _unique(errors), "records": records_out,
             "topics": seen, "timestamps": {row["grp"]: row["ts"] for row in stamps}}
 

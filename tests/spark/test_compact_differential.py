@@ -107,3 +107,38 @@ def test_parquet_and_jsonl_outputs_agree(spark, journal: Path, tmp_path: Path, o
     assert [name for name, *_ in contents[0]] == [f"orders.json.{output.value}", f"prices.json.{output.value}",
                                                   f"accounts.json.{output.value}"]
     assert all(count > 0 for _, count, _ in contents[0])
+
+
+def test_damage_counts_only_when_the_scan_reaches_it(spark, tmp_path: Path) -> None:
+    directory = tmp_path / "journal"
+    generate(directory, 4000, segment_bytes=64 * 1024)
+    segments = sorted(directory.glob("*.journal"))
+    assert len(segments) >= 4
+    reader = JournalReader(directory)
+    third = reader.segments[2]
+    data = bytearray(segments[2].read_bytes())
+    data[len(data) // 2] ^= 0x40  # damage in the middle of the third segment
+    segments[2].write_bytes(bytes(data))
+    before = reader.record_at(third.first_sequence - 10)
+    after = reader.record_at(third.last_sequence + 10)
+    assert before is not None and after is not None
+    points = {"bookmark-before": before.bookmark, "timestamp-before": format_timestamp(before.timestamp)}
+    for name, as_of in points.items():
+        local, remote = _both(spark, directory, tmp_path / name, as_of=as_of)
+        assert remote == local, name
+    for as_of in (None, format_timestamp(after.timestamp)):
+        failures = []
+        for engine in (Engine.LOCAL, Engine.SPARK):
+            with pytest.raises(Exception) as info:
+                run_compact(CompactJob(str(directory), SPECS, str(tmp_path / "fail" / engine.value), as_of=as_of,
+                                       keep_going=True), engine, spark=spark)
+            failures.append((type(info.value).__name__, str(info.value)))
+        assert failures[0] == failures[1] and failures[0][0] == "JournalCorruptError"
+    # --skip-corrupt on Spark: completes, and reports only the region before the as-of point.
+    outcome = run_compact(CompactJob(str(directory), SPECS, str(tmp_path / "skip"), keep_going=True, skip_corrupt=True),
+                          Engine.SPARK, spark=spark)
+    assert [(s.path, s.records is not None and s.records > 0) for s in outcome.corrupt] == [(str(segments[2]), True)]
+    assert outcome.result.scanned == 4000 - sum(s.records or 0 for s in outcome.corrupt)
+    outcome = run_compact(CompactJob(str(directory), SPECS, str(tmp_path / "skip-before"), as_of=before.bookmark,
+                                     keep_going=True, skip_corrupt=True), Engine.SPARK, spark=spark)
+    assert outcome.corrupt == [] and outcome.result.last_sequence == before.sequence

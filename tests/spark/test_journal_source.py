@@ -138,3 +138,16 @@ def _sequence_at(path: Path, offset: int) -> int:
     return int.from_bytes(path.read_bytes()[offset + 4:offset + 12], "little")
 
 
+
+
+def test_to_sequence_reads_only_up_to_it(spark, journal) -> None:
+    directory, records = journal
+    frame = spark.read.format("ampsctl-journal").option("to_sequence", "1234").load(str(directory))
+    assert frame.count() == 1234 and frame.agg(F.max("sequence")).first()[0] == 1234
+    assert frame.rdd.getNumPartitions() < len(JournalReader(directory).segments)  # later segments are not planned
+    assert spark.read.format("ampsctl-journal").option("to_sequence", "0").load(str(directory)).count() == 0
+
+
+def test_empty_journal_directory_has_no_rows(spark, tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    assert spark.read.format("ampsctl-journal").load(str(tmp_path / "empty")).count() == 0
