@@ -1,0 +1,109 @@
+"""An AMPS filter over a Spark DataFrame of messages: compiled to Spark SQL, or the stated fallback.
+
+Theory of operation. ``filter_frame(df, text)`` parses the filter and compiles it with the
+Python compiler first, so a bad filter fails exactly as with the local engine (FilterError,
+exit 3). Then:
+
+* compiled, no guards: ``df.where(condition)``, all in the JVM;
+* compiled with guards (``spark_filter`` guards rows whose data Spark would treat
+  differently): the JVM keeps the rows the condition accepts plus the unsure rows, and a
+  ``mapInArrow`` step runs ampsctl's evaluator on the unsure rows only (the sure ones pass
+  through). The answer is exact on every row;
+* ``UnsupportedFilterError`` (a construct Spark cannot express): every row goes through
+  ``mapInArrow`` with ampsctl's evaluator, and ``on_fallback(reason)`` is called so the
+  caller states it (the CLI prints it on stderr and in the result's strategy). The second
+  value returned is True in that case.
+For message types other than JSON the compiler does not apply: always the fallback, stated.
+The Python side is ``filter.compiler.compile_filter``, the closure the local engine runs,
+which the filter tests keep equal to ``filter.evaluate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from ampsctl.filter import ast
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+    from pyspark.sql import DataFrame
+
+_MESSAGE = "__ampsctl_message"
+_SURE = "__ampsctl_sure"
+
+
+def fallback_note(reason: str) -> str:
+    """The sentence the CLI prints when a filter runs on the Python evaluator inside Spark."""
+    return f"filter not compiled to Spark SQL ({reason}); evaluating it with ampsctl's Python evaluator inside Spark (mapInArrow)"
+
+
+def parse_checked(filter_text: str) -> ast.Expr:
+    """The AST, after the same checks the local engine makes (FilterError on a bad filter)."""
+    from ampsctl.filter.compiler import compile_filter
+    from ampsctl.filter.parser import parse
+
+    expr = parse(filter_text)
+    compile_filter(expr)  # invalid LIKE patterns, aggregates, ... fail here as they do locally
+    return expr
+
+
+def filter_frame(df: DataFrame, filter_text: str, *, payload: str = "payload", message_type: str = "json",
+                 on_fallback: Callable[[str], None] | None = None) -> tuple[DataFrame, bool]:
+    """``df`` narrowed to the rows whose ``payload`` the filter selects; True when it fell back."""
+    from pyspark.sql import functions as F
+
+    from ampsctl.pipeline.spark_filter import UnsupportedFilterError, compile_filter, with_bindings
+
+    expr = parse_checked(filter_text)
+    names = df.columns
+    if message_type != "json":
+        reason = f"the Spark compiler reads JSON messages, this topic holds {message_type}"
+    else:
+        framed = df.withColumn(_MESSAGE, F.try_parse_json(F.col(payload).cast("string")))
+        try:
+            compiled = compile_filter(expr, F.col(_MESSAGE))
+        except UnsupportedFilterError as exc:
+            reason = f"{exc.construct}: {exc.reason}"
+        else:
+            framed = with_bindings(framed, compiled)
+            if not compiled.guarded:
+                return framed.where(compiled.condition).select(*names), False
+            candidates = (framed.withColumn(_SURE, compiled.exact)
+                          .where(~F.col(_SURE) | compiled.condition).select(*names, _SURE))
+            run = _python_filter(filter_text, message_type, payload, _SURE, names)
+            return candidates.mapInArrow(run, df.schema), False
+    if on_fallback is not None:
+        on_fallback(reason)
+    return df.mapInArrow(_python_filter(filter_text, message_type, payload, None, names), df.schema), True
+
+
+def _python_filter(filter_text: str, message_type: str, payload: str, sure: str | None,
+                   names: list[str]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The mapInArrow function: ampsctl's evaluator on every row not already decided (``sure``)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
+
+        from ampsctl.filter.compiler import compile_filter
+        from ampsctl.filter.parser import parse
+        from ampsctl.sow.payloads import Payloads
+
+        predicate = compile_filter(parse(filter_text))
+        payloads = Payloads(message_type)
+
+        def selected(raw: Any) -> bool:
+            data = raw.encode("utf-8") if isinstance(raw, str) else raw
+            return bool(predicate(payloads.record(payloads.parse(data))))
+
+        for batch in batches:
+            raws = batch.column(batch.schema.get_field_index(payload)).to_pylist()
+            if sure is None:
+                mask = [selected(raw) for raw in raws]
+            else:
+                decided = batch.column(batch.schema.get_field_index(sure)).to_pylist()
+                mask = [bool(ok) or selected(raw) for ok, raw in zip(decided, raws)]
+            kept = batch.filter(pa.array(mask, type=pa.bool_()))
+            yield kept.select(names)
+
+    return run
