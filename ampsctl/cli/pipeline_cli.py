@@ -63,7 +63,6 @@ def export(
     engine: EngineName | None = typer.Option(None, "--engine", help="local (jsonl only) or spark; default: spark for parquet, local for jsonl."),
     master: str | None = typer.Option(None, "--master", metavar="URL", help=MASTER_HELP),
     conf: list[str] | None = typer.Option(None, "--conf", metavar="KEY=VALUE", help=CONF_HELP),
-    shuffle_partitions: int | None = typer.Option(None, "--shuffle-partitions", min=1, help=SHUFFLE_HELP),
     skip_corrupt: bool = typer.Option(False, "--skip-corrupt", help=SKIP_HELP),
     force: bool = typer.Option(False, "--force", help="Replace DIR if it exists."),
 ) -> None:
@@ -82,7 +81,7 @@ def export(
     chosen = engine or (EngineName.spark if format is ExportFormat.parquet or skip_corrupt or master else EngineName.local)
     check_spark_only(chosen, master, conf)
     job = ExportJob(str(path), str(out), OutputFormat(format.value), overwrite=force, skip_corrupt=skip_corrupt)
-    outcome = run_export(job, Engine(chosen.value), options=spark_options(master, conf, shuffle_partitions),
+    outcome = run_export(job, Engine(chosen.value), options=spark_options(master, conf, None),
                          spark_progress=spark_progress)
     for line in corrupt_lines(outcome.corrupt):
         sys.stderr.write(line + "\n")

@@ -21,7 +21,7 @@ import base64
 import os
 import shutil
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -126,6 +126,16 @@ def _prepare(out: Path, overwrite: bool) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
 
 
+@contextmanager
+def _removed_on_failure(out: Path) -> Iterator[None]:
+    """A failed export (damage, Ctrl-C) leaves no half-written directory behind."""
+    try:
+        yield
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
 def export_local(job: ExportJob) -> ExportOutcome:
     """JSONL export without Spark: the records of ``JournalReader.scan`` as dump lines."""
     from ampsctl.journal.jsonl import record_to_json
@@ -141,7 +151,7 @@ def export_local(job: ExportJob) -> ExportOutcome:
     out.mkdir()
     target = out / "part-00000.jsonl"
     count = 0
-    with open(target, "wb") as stream:
+    with _removed_on_failure(out), open(target, "wb") as stream:
         for record in reader.scan():
             stream.write(orjson.dumps(record_to_json(record)) + b"\n")
             count += 1
@@ -158,7 +168,7 @@ def export_spark(spark: SparkSession, job: ExportJob, *, progress: AbstractConte
     out = Path(job.out)
     _prepare(out, job.overwrite)
     frame = spark.read.format(NAME).option("skip_corrupt", str(job.skip_corrupt).lower()).load(str(job.journal))
-    with progress or nullcontext(), translated():
+    with _removed_on_failure(out), progress or nullcontext(), translated():
         if job.output is OutputFormat.PARQUET:
             frame.write.parquet(str(out))
         else:

@@ -188,3 +188,9 @@ def test_bad_master_is_a_clear_error_within_30_seconds(base: Path) -> None:
     assert done.returncode == 2 and "is not a Spark master URL" in done.stderr
     done = _ampsctl("journal", "compact", "journal", "-c", "compact.xml", "-o", "x", "--master", "local[2]", cwd=base)
     assert done.returncode == 2 and "--engine spark" in done.stderr
+
+
+def test_failed_export_leaves_no_directory(base: Path) -> None:
+    done = _ampsctl("journal", "export", "damaged", "--format", "jsonl", "--out", "broken-export", cwd=base)
+    assert done.returncode == 3 and "journal segment damaged at offset" in done.stderr
+    assert not (base / "broken-export").exists()
