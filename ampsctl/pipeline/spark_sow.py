@@ -1,0 +1,183 @@
+"""``ampsctl sow query --engine spark``: a SOW file or a Parquet export queried through Spark.
+
+Theory of operation. The query is planned with ``sow.query.plan`` exactly as the local engine
+plans it (same errors for a bad filter, order-by, select or top-n). Then:
+
+* source: a SOW file's records table is read on the driver in ``id`` (first-insert) order and
+  handed to Spark as an Arrow table; a Parquet file or directory (``journal compact
+  --out-format parquet``: topic, sow_key, payload, sequence, timestamp, expiration,
+  expires_at) is read by Spark, its row order numbered as it is read. The message type of a
+  Parquet file comes from its name (``orders.json.parquet``), else ``--message-type``;
+* SowKeys, ``--now`` (when the topic processes expiration) and ``--topic`` narrow in Spark
+  (the topic regex is evaluated on the driver over the distinct topic names, with the local
+  engine's ``topic_test``);
+* the filter runs in Spark through ``spark_query.filter_frame``: compiled, or the stated
+  fallback (``on_fallback``);
+* the matching rows come back in source order (only the first N when there is a top-n and
+  no order-by) and go through ``sow.query.execute`` without its predicate: order-by, top-n and
+  select are the local engine's code, so both engines print the same records. Rows from a
+  SOW file are CRC-checked as results, as the local engine does.
+As-of queries read the History table, which only the local engine does (a UsageError).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ampsctl.errors import UsageError
+from ampsctl.sow.payloads import Payloads
+from ampsctl.sow.query import Query, Row, execute, plan, topic_test
+from ampsctl.sow.record import SowRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame, SparkSession
+
+_COLUMNS = ("topic", "sow_key", "payload", "sequence", "timestamp", "expiration", "expires_at")
+_PARQUET_TYPE = re.compile(r"\.([A-Za-z0-9_-]+)\.parquet$")
+
+
+@dataclass(frozen=True, slots=True)
+class SparkQueryResult:
+    rows: list[Row]
+    strategy: str  # "spark" or "spark, Python evaluator" (the fallback)
+    payloads: Payloads
+    pattern: bool  # the topic is a Pattern topic (the table shows the concrete topic)
+    fallback: str | None  # why the filter ran on the Python evaluator, if it did
+
+
+def is_parquet(path: str) -> bool:
+    target = Path(path)
+    return target.suffix == ".parquet" or (target.is_dir() and any(target.glob("*.parquet")))
+
+
+def run_query(path: str, request: Query, *, options: Any = None, spark: SparkSession | None = None,
+              message_type: str | None = None, on_fallback: Callable[[str], None] | None = None) -> SparkQueryResult:
+    """``query`` on ``spark``, or on a session started from ``options`` (``jobs.SparkOptions``) and stopped after."""
+    if spark is not None:
+        return query(spark, path, request, message_type=message_type, on_fallback=on_fallback)
+    from ampsctl.pipeline.jobs import SparkOptions
+    from ampsctl.sow.indexing import Indexer
+
+    plan(request, Indexer((), (), ()))  # a bad filter, order-by or select fails before a JVM starts
+    from ampsctl.pipeline.session import SessionOptions, session
+
+    options = options or SparkOptions()
+    with session(SessionOptions(master=options.master, conf=dict(options.conf),
+                                shuffle_partitions=options.shuffle_partitions or 4)) as started:
+        return query(started, path, request, message_type=message_type, on_fallback=on_fallback)
+
+
+def query(spark: SparkSession, path: str, request: Query, *, message_type: str | None = None,
+          on_fallback: Callable[[str], None] | None = None) -> SparkQueryResult:
+    """Run ``request`` on the SOW file or Parquet export at ``path`` through ``spark``."""
+    if request.as_of is not None:
+        raise UsageError("--as-of reads a History topic's saved states, which only the local engine does",
+                         hint="drop --engine spark for as-of queries")
+    if is_parquet(path):
+        return _query_parquet(spark, path, request, message_type, on_fallback)
+    if message_type is not None:
+        raise UsageError("--message-type is for Parquet input; a SOW file names its own type")
+    from ampsctl.sow.sowfile import SowFile
+
+    with SowFile.open(path) as sow:
+        meta = sow.meta
+        chosen = plan(request, meta.indexer())
+        payloads = Payloads(meta.spec.message_type)
+        frame = _sow_frame(spark, sow)
+        topics = [row[0] for row in sow.select("SELECT DISTINCT topic FROM records")]
+        narrowed = _narrow(frame, request, topics, meta.spec.expiration_enabled)
+        rows, fallback = _run(narrowed, chosen, payloads, request, on_fallback)
+        from ampsctl.sow.sowfile import StoredRecord
+
+        records = [StoredRecord(row[1], row[2], bytes(row[3]), *row[4:9]) for row in rows]
+        for record in records:
+            sow.check(record)
+        return _finish(chosen, payloads, records, meta.spec.pattern, fallback)
+
+
+def _query_parquet(spark: SparkSession, path: str, request: Query, message_type: str | None,
+                   on_fallback: Callable[[str], None] | None) -> SparkQueryResult:
+    from pyspark.sql import functions as F
+
+    from ampsctl.sow.indexing import Indexer
+
+    found = _PARQUET_TYPE.search(Path(path).name)
+    kind = message_type or (found.group(1) if found else "json")
+    chosen = plan(request, Indexer((), (), ()))
+    payloads = Payloads(kind)
+    raw = spark.read.parquet(path)
+    missing = [name for name in _COLUMNS if name not in raw.columns]
+    if missing:
+        from ampsctl.errors import InputError
+
+        raise InputError(f"{path} lacks the columns {', '.join(missing)}", code="PARQUET",
+                         hint="give a Parquet file written by `ampsctl journal compact --out-format parquet`")
+    micros = {name: F.unix_micros(F.col(name)) if dict(raw.dtypes)[name].startswith("timestamp") else F.col(name)
+              for name in ("timestamp", "expires_at")}
+    frame = raw.select(F.monotonically_increasing_id().alias("id"), "topic", "sow_key", "payload", "sequence",
+                       micros["timestamp"].alias("timestamp"), "expiration", micros["expires_at"].alias("expires_at"))
+    topics = [row[0] for row in frame.select("topic").distinct().collect()]
+    narrowed = _narrow(frame, request, topics, expiration_enabled=True)
+    rows, fallback = _run(narrowed, chosen, payloads, request, on_fallback)
+    records = [SowRecord(*(bytes(value) if name == "payload" else value for name, value in zip(_COLUMNS, row[1:8])))
+               for row in rows]
+    return _finish(chosen, payloads, records, len(topics) > 1, fallback)
+
+
+def _sow_frame(spark: SparkSession, sow: Any) -> DataFrame:
+    import pyarrow as pa
+
+    from ampsctl.sow.sowfile import RECORD_COLUMNS
+
+    names = ["id", *_COLUMNS, "crc"]
+    rows = list(sow.select(f"SELECT id, {RECORD_COLUMNS} FROM records ORDER BY id"))
+    columns = list(zip(*rows)) if rows else [[] for _ in names]
+    types = [pa.int64(), pa.string(), pa.string(), pa.binary(), pa.int64(), pa.int64(), pa.int64(), pa.int64(), pa.int64()]
+    table = pa.table([pa.array(list(column), type=kind) for column, kind in zip(columns, types)], names=names)
+    return spark.createDataFrame(table)
+
+
+def _narrow(frame: DataFrame, request: Query, topics: list[str], expiration_enabled: bool) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    if request.keys is not None:
+        frame = frame.where(F.col("sow_key").isin(list(dict.fromkeys(request.keys))))
+    if request.now is not None and expiration_enabled:
+        frame = frame.where(F.col("expires_at").isNull() | (F.col("expires_at") > F.lit(request.now)))
+    wanted = topic_test(request.topic)
+    if wanted is not None:
+        frame = frame.where(F.col("topic").isin([topic for topic in topics if wanted(topic)]))
+    return frame
+
+
+def _run(frame: DataFrame, chosen: Any, payloads: Payloads, request: Query,
+         on_fallback: Callable[[str], None] | None) -> tuple[list[Any], str | None]:
+    from ampsctl.pipeline.spark_query import filter_frame
+
+    reasons: list[str] = []
+
+    def fell_back(reason: str) -> None:
+        reasons.append(reason)
+        if on_fallback is not None:
+            on_fallback(reason)
+
+    if chosen.expr is not None:
+        frame, _ = filter_frame(frame, request.filter or "", payload="payload", message_type=payloads.message_type,
+                                on_fallback=fell_back)
+    frame = frame.orderBy("id")
+    if request.top_n is not None and not chosen.order:
+        frame = frame.limit(request.top_n)
+    return frame.collect(), (reasons[0] if reasons else None)
+
+
+def _finish(chosen: Any, payloads: Payloads, records: list[SowRecord], pattern: bool,
+            fallback: str | None) -> SparkQueryResult:
+    unfiltered = dataclasses.replace(chosen, predicate=None)
+    rows = execute(unfiltered, payloads, ((record, None) for record in records), expiration_enabled=False)
+    strategy = "spark, Python evaluator" if fallback is not None else "spark"
+    return SparkQueryResult(rows, strategy, payloads, pattern, fallback)
