@@ -184,3 +184,30 @@ def test_material_is_injective_on_canonical_values(domain: str, left: list, righ
 def test_documented_examples(domain: str, values: list, key: str) -> None:
     """The worked examples of docs/formats.md "SOW keys"; changing one is a new scheme version."""
     assert generate_key(domain, values) == key
+
+
+def _bytewise_crc64(data: bytes) -> int:
+    """The CRC-64/ECMA-182 definition, one bit at a time: the reference for the table-driven one."""
+    crc = 0
+    for byte in data:
+        crc ^= byte << 56
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x42F0E1EBA9EA3693) & (2**64 - 1) if crc >> 63 else (crc << 1) & (2**64 - 1)
+    return crc
+
+
+@given(st.binary(max_size=64), st.integers(min_value=0, max_value=64))
+def test_the_word_table_crc_equals_the_bitwise_definition_also_when_continued(data: bytes, cut: int) -> None:
+    from ampsctl.messages.keys import crc64_ecma
+
+    assert crc64_ecma(data) == _bytewise_crc64(data)
+    assert crc64_ecma(data[cut:], crc64_ecma(data[:cut])) == _bytewise_crc64(data)
+
+
+@given(st.text(max_size=12).filter(lambda text: "\x00" not in text),
+       st.lists(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+                          st.text(max_size=8).filter(lambda text: "\x00" not in text)), min_size=1, max_size=3))
+def test_generate_key_is_the_crc_of_the_key_material(domain: str, values: list[object]) -> None:
+    from ampsctl.messages.keys import generate_key, key_material
+
+    assert generate_key(domain, values) == str(_bytewise_crc64(key_material(domain, values)))
