@@ -78,7 +78,8 @@ class Plan:
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """One result: the stored record and its (possibly select-reduced) document."""
+    """One result: the stored record and its (possibly select-reduced) document (None when the
+    query ran with ``documents=False`` and did not need it)."""
 
     record: SowRecord
     doc: Any
@@ -101,8 +102,12 @@ def plan(query: Query, indexer: Indexer) -> Plan:
 
 
 def execute(plan: Plan, payloads: Payloads, candidates: Iterable[tuple[SowRecord, Any]], *,
-            expiration_enabled: bool) -> list[Row]:
-    """Run a plan over ``(record, doc or None)`` candidates; the rows in result order."""
+            expiration_enabled: bool, documents: bool = True) -> list[Row]:
+    """Run a plan over ``(record, doc or None)`` candidates; the rows in result order.
+
+    ``documents=False``: a caller that sends the stored bytes (the broker without a select
+    list) gets rows whose ``doc`` is None unless the query had to parse it anyway (filter,
+    order_by, select), instead of every result's payload parsed for nothing."""
     query = plan.query
     limit = query.top_n
     if limit == 0:
@@ -131,8 +136,8 @@ def execute(plan: Plan, payloads: Payloads, candidates: Iterable[tuple[SowRecord
             rows = rows[:limit]
     if query.select is not None:
         rows = [Row(row.record, payloads.select(row.doc, query.select)) for row in rows]
-    elif not need_doc:
-        rows = [Row(row.record, parse(row.record.payload)) for row in rows]  # results always carry their document
+    elif not need_doc and documents:
+        rows = [Row(row.record, parse(row.record.payload)) for row in rows]  # results carry their document
     return rows
 
 

@@ -95,8 +95,11 @@ def prepare(filter_text: str | None, sow_keys: Sequence[str], orderby: Sequence[
 
 
 def run(chosen: Plan, topics: Sequence[SowTopic], *, now: int, top_n: int | None = None,
-        skip_n: int | None = None) -> QueryResult:
-    """Run a prepared query over ``topics`` as of ``now`` (records due to expire are left out)."""
+        skip_n: int | None = None, documents: bool = True) -> QueryResult:
+    """Run a prepared query over ``topics`` as of ``now`` (records due to expire are left out).
+
+    ``documents``: whether the rows need their parsed documents (a select list); without, the
+    stored bytes are sent as they are and an unfiltered query parses nothing."""
     if not topics:
         return QueryResult([], 0, 0)
 
@@ -108,7 +111,7 @@ def run(chosen: Plan, topics: Sequence[SowTopic], *, now: int, top_n: int | None
                     yield record, doc
 
     try:
-        rows = execute(chosen, topics[0].payloads, candidates(), expiration_enabled=False)
+        rows = execute(chosen, topics[0].payloads, candidates(), expiration_enabled=False, documents=documents)
     except FilterError as exc:  # e.g. a LIKE pattern that ran past its timeout
         raise Refused(Reason.BAD_FILTER, exc.message) from None
     start = skip_n or 0

@@ -84,7 +84,8 @@ def sow(core: BrokerCore, session: Session, cmd: Sow, now: int) -> list[Action]:
         raise Refused(Reason.INVALID_TOPIC, f"topic {cmd.topic!r} has no SOW: a sow query needs a SOW topic")
     _check_historical(cmd.bookmark)
     chosen = prepare(cmd.filter, cmd.sow_keys, cmd.orderby, topics)
-    result = run(chosen, topics, now=now, top_n=cmd.options.top_n, skip_n=cmd.options.skip_n)
+    result = run(chosen, topics, now=now, top_n=cmd.options.top_n, skip_n=cmd.options.skip_n,
+                 documents=bool(cmd.options.select))  # result_frames applies the select list to row.doc
     return _query_replies(session, cmd, result, cmd.query_id, None)
 
 
@@ -97,7 +98,8 @@ def sow_and_subscribe(core: BrokerCore, session: Session, cmd: SowAndSubscribe |
     _check_historical(cmd.bookmark)
     chosen = prepare(cmd.filter, cmd.sow_keys, cmd.orderby, topics)
     predicate = _predicate(cmd.filter)
-    result = run(chosen, topics, now=now, top_n=cmd.options.top_n, skip_n=cmd.options.skip_n)
+    result = run(chosen, topics, now=now, top_n=cmd.options.top_n, skip_n=cmd.options.skip_n,
+                 documents=bool(cmd.options.select))  # result_frames applies the select list to row.doc
     sub = Subscription.build(conn=session.conn, sub_id=sub_id, topic=cmd.topic, filter=cmd.filter,
                              predicate=predicate, delta=isinstance(cmd, SowAndDeltaSubscribe),
                              options=cmd.options, order=core.subs.next_order())
