@@ -131,6 +131,11 @@ def _text(summary: dict[str, Any]) -> list[str]:
         lines.append(f"expired {_records(summary['expired'])} due at {summary['now']}")
     if summary["skipped"]:
         lines.append(f"skipped {_records(summary['skipped'])} that could not be applied")
+    if summary["corrupt_skipped"]:
+        regions = len(summary["corrupt_skipped"])
+        lines.append(f"skipped {regions} damaged journal region{'s' if regions != 1 else ''} (--skip-corrupt; listed on stderr)")
+    if summary["engine"] != "local":
+        lines.append(f"compacted on {summary['engine']}")
     if not summary["files"]:
         lines.append("the config has no SOW topics: no files written")
     for file in summary["files"]:
