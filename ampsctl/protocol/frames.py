@@ -123,6 +123,12 @@ def encode_sow_batch(header: Mapping[str, Any], records: Iterable[tuple[Mapping[
         inner = {key: value for key, value in record_header.items() if value is not None and key != "l"}
         inner["l"] = len(data)
         parts += (orjson.dumps(inner), data)
+    return encode_sow_parts(header, parts)
+
+
+def encode_sow_parts(header: Mapping[str, Any], parts: list[bytes]) -> bytes:
+    """``encode_sow_batch`` for records encoded already: ``parts`` alternates each record's inner
+    header (with its ``l``, no None value) and its data."""
     outer = {key: value for key, value in header.items() if value is not None and key != "l"}
     outer["bs"] = len(parts) // 2
     head = orjson.dumps(outer)

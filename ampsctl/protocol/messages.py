@@ -18,11 +18,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from ampsctl.protocol import headers as h
 from ampsctl.protocol.acks import Ack
 from ampsctl.protocol.errors import UnknownMessage
 from ampsctl.protocol.fastinit import fast_init
-from ampsctl.protocol.frames import Frame, encode_frame, encode_sow_batch, split_sow_records
+from ampsctl.protocol.frames import Frame, encode_frame, encode_sow_parts, split_sow_records
 
 
 class OofReason(enum.StrEnum):
@@ -92,6 +94,7 @@ class Delivery:
         return encode_frame(header, self.data)
 
 
+@fast_init  # one per record of a query result
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SowRecord:
     """One record of a ``sow`` batch; its inner header gets ``l`` when encoded (§2.3, §6.3)."""
@@ -129,7 +132,25 @@ class SowBatch:
         }
 
     def encode(self) -> bytes:
-        return encode_sow_batch(self.header(), ((record.header(), record.data) for record in self.records))
+        """``encode_sow_batch(header, (record.header(), record.data) ...)``, with each record's
+        inner header built without its None values directly (a query encodes one per record):
+        the keys are ``SowRecord.header``'s in its order, then ``l``."""
+        parts: list[bytes] = []
+        dumps = orjson.dumps
+        for record in self.records:
+            inner: dict[str, Any] = {}
+            if record.sow_key is not None:
+                inner["k"] = record.sow_key
+            if record.correlation_id is not None:
+                inner["x"] = record.correlation_id
+            if record.bookmark is not None:
+                inner["bm"] = record.bookmark
+            if record.timestamp is not None:
+                inner["ts"] = record.timestamp
+            data = record.data
+            inner["l"] = len(data)
+            parts += (dumps(inner), data)
+        return encode_sow_parts(self.header(), parts)
 
 
 def sow_batches(

@@ -174,3 +174,16 @@ def test_unknown_server_messages_are_not_fatal() -> None:
     with pytest.raises(UnknownMessage) as caught:
         parse_message(Frame({"c": "start_timer"}))
     assert not caught.value.fatal
+
+
+def test_a_sow_batch_encodes_as_encode_sow_batch_of_its_record_headers() -> None:
+    from ampsctl.protocol.frames import encode_sow_batch
+    from ampsctl.protocol.messages import SowBatch, SowRecord
+
+    records = (SowRecord(data=b'{"id":1}', sow_key="k1"), SowRecord(data=b""),
+               SowRecord(data=b"x", sow_key="k3", correlation_id="c", bookmark="1|2|", timestamp="20240101T000000Z"),
+               SowRecord(data=b"y", bookmark="1|3|"))
+    for query_id, sub_id in ((None, None), ("q", "s")):
+        batch = SowBatch(topic="orders", records=records, query_id=query_id, sub_id=sub_id, group_seq=3)
+        expected = encode_sow_batch(batch.header(), ((record.header(), record.data) for record in records))
+        assert batch.encode() == expected
