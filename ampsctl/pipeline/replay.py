@@ -5,7 +5,8 @@ one (SOW topic group, concrete topic, SOW key) -- the records ``keying.Keyer`` r
 merged with the deletes by filter of that topic. It replays them into a fresh one-topic
 ``SowStore`` with ``SowStore.apply``, the local engine's own code: publish replaces, a delta
 publish merges through the message codec, sow_delete removes, a write finds an already due
-record expired first, and ``sweep(now)`` expires what is due at the end. Because a SOW key's
+record expired first, ``sweep(now)`` expires what is due at the end, and a History topic saves
+the key's states and prunes them to its window at ``now`` (per key: the window is a time). Because a SOW key's
 state depends only on the records that touch it (and on the filter deletes, evaluated
 against that key's record at their place in the sequence), the union of all keys' results is
 the state the local engine builds in one pass.
@@ -27,6 +28,7 @@ from typing import Any
 from ampsctl.errors import AmpsctlError
 from ampsctl.journal.record import JournalRecord
 from ampsctl.sow.errors import ReplayError
+from ampsctl.sow.history import Saved
 from ampsctl.sow.query import Plan, Query, execute, memory_candidates, plan
 from ampsctl.sow.record import SowRecord
 from ampsctl.sow.spec import TopicSpec
@@ -38,6 +40,7 @@ class KeyResult:
     record: SowRecord | None  # what the key holds at the end (None: deleted, expired or never stored)
     expired: int = 0  # records ``sweep(now)`` expired (0 or 1)
     errors: list[ReplayError] = field(default_factory=list)
+    history: list[Saved] = field(default_factory=list)  # the key's saved states (History topics), in order
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +66,12 @@ def replay_key(spec: TopicSpec, key: str, records: Iterable[JournalRecord | Filt
                 store.apply(record)
         except ReplayError as exc:
             errors.append(exc)
-    expired = len(store.sweep(now)) if now is not None else 0
+    expired = len(store.sweep(now)) if now is not None else 0  # also prunes History to its window
     stored = next((topic.get(key) for topic in group.topics.values() if topic.get(key) is not None), None)
-    return KeyResult(stored, expired, errors)
+    # A deleted key keeps its History (its states end with a deletion), so it is returned
+    # whether or not the key still holds a record.
+    history = [saved for topic in group.topics.values() if topic.history is not None for saved in topic.history.states(key)]
+    return KeyResult(stored, expired, errors, history)
 
 
 def _filter_delete(group: TopicGroup, key: str, delete: FilterDelete) -> None:

@@ -14,7 +14,7 @@ Theory of operation (docs/pipeline.md has the long form):
 3. Collect the few filter deletes on the driver and broadcast them; shuffle the key rows by
    (group, topic, key), sort each partition by key then sequence, and replay every key
    (``replay.replay_key``, in ``mapInArrow``) with the filter deletes of its topic merged in
-   by sequence. The result rows are the surviving records plus counters and errors.
+   by sequence. The result rows are the surviving records, History states, counters and errors.
 4. Errors: without ``keep_going`` the record with the lowest sequence fails the job, as the
    first failing record stops the local engine; with it, every refused record is reported.
 5. Write: the SOW files are built on the driver into the same ``TopicGroup`` objects and
@@ -47,6 +47,7 @@ from ampsctl.pipeline.keying import Keyer, Kind
 from ampsctl.pipeline.replay import FilterDelete, replay_key
 from ampsctl.sow.compact import CompactedFile, CompactResult, _check_targets, file_name
 from ampsctl.sow.errors import ReplayError
+from ampsctl.sow.history import Saved
 from ampsctl.sow.record import SowRecord
 from ampsctl.sow.spec import TopicSpec
 from ampsctl.sow.store import TopicGroup
@@ -80,10 +81,6 @@ def compact(spark: SparkSession, job: CompactJob, *, shuffle_partitions: int | N
             progress: AbstractContextManager[Any] | None = None) -> CompactOutcome:
     """Run ``job`` on ``spark``; ``on_error`` receives each refused record with ``keep_going``."""
     specs = job.specs
-    for spec in specs:
-        if spec.history:
-            raise UsageError(f"SOW topic {spec.name} keeps History, which the Spark engine does not compact yet",
-                             hint="compact this config with --engine local")
     targets = [Path(job.out) / file_name(spec) for spec in specs]
     if job.output is OutputFormat.SOW:
         if Path(job.out).exists() and not Path(job.out).is_dir():
@@ -189,10 +186,13 @@ def _run(spark: SparkSession, job: CompactJob, shuffle_partitions: int | None) -
                         .sortWithinPartitions("grp", "topic", "key", "sequence")
                         .mapInArrow(_replay(job.specs, shared, now), ddl(RESULT))).toArrow().to_pylist()
             records_out: list[dict[str, Any]] = []
+            history: list[dict[str, Any]] = []
             expired = 0
             for row in replayed:
                 if row["kind"] == "record":
                     records_out.append(row)
+                elif row["kind"] == "history":
+                    history.append(row)
                 elif row["kind"] == "expired":
                     expired += row["count"]
                 elif row["kind"] == "error":
@@ -206,7 +206,7 @@ def _run(spark: SparkSession, job: CompactJob, shuffle_partitions: int | None) -
     finally:
         frame.unpersist()
     return {"stop": stop, "scanned": scanned, "last_sequence": last_sequence, "now": now,
-            "applied": applied, "expired": expired, "errors": _unique(errors), "records": records_out,
+            "applied": applied, "expired": expired, "errors": _unique(errors), "records": records_out, "history": history,
             "topics": seen, "timestamps": {row["grp"]: row["ts"] for row in stamps}}
 
 
@@ -230,6 +230,13 @@ def _groups(specs: tuple[TopicSpec, ...], state: dict[str, Any]) -> list[TopicGr
         group = groups[row["grp"]]
         group.topic(row["topic"]).load(SowRecord(row["topic"], row["key"], row["payload"], row["sequence"], row["ts"],
                                                  row["expiration"], row["expires_at"]))
+    for row in sorted(state["history"], key=lambda row: (row["grp"], row["topic"], row["key"], row["count"])):
+        groups[row["grp"]].topic(row["topic"]).load_history(row["key"], Saved(row["ts"], row["sequence"], row["payload"]))
+    now = state["now"]
+    for group in groups:
+        for topic in group.topics.values():
+            if topic.history is not None and topic.history.window and now is not None:
+                topic.history.horizon = now - topic.history.window  # where the local sweep(now) prunes to
     return groups
 
 
@@ -288,6 +295,8 @@ def _replay(specs: tuple[TopicSpec, ...], shared: Any, now: int | None) -> Calla
             expired += result.expired
             rows = [{"kind": "error", "grp": group, "topic": exc.topic, "sequence": exc.sequence, "message": _bare(exc),
                      "code": exc.code, "hint": exc.hint} for exc in result.errors]
+            rows += [{"kind": "history", "grp": group, "topic": topic, "key": key, "count": position, "ts": saved.timestamp,
+                      "sequence": saved.sequence, "payload": saved.payload} for position, saved in enumerate(result.history)]
             stored = result.record
             if stored is not None:
                 rows.append({"kind": "record", "grp": group, "topic": stored.topic, "key": stored.key, "payload": stored.payload,

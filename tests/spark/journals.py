@@ -1,8 +1,8 @@
 """Generated journals for the Spark tests: many topics and every command the SOW replays.
 
 ``generate`` writes a deterministic (seeded) journal mixing, over several SOW topics (generated
-keys, publisher keys, a Pattern topic with two concrete topics, per-message and topic-default
-expiration) and one topic without a SOW:
+keys, publisher keys, a Pattern topic with two concrete topics and History, per-message and
+topic-default expiration) and one topic without a SOW:
 
 * publish and delta_publish (a delta of a key never published is stored as it is);
 * sow_delete by keys (several keys, unknown keys), by data, and by filter (rare, as in life);
@@ -40,7 +40,8 @@ def _spec(name: str, keys: tuple[str, ...], **changes: object) -> TopicSpec:
 
 SPECS = (
     _spec("orders", ("/id",), expiration=0, hash_indexes=(("/status",),)),  # per-message expiration only
-    _spec("prices", ("/sym",), pattern=True, regex=r"^prices\.", expiration=30),  # default 30 s lifetime
+    _spec("prices", ("/sym",), pattern=True, regex=r"^prices\.", expiration=30,  # default 30 s lifetime
+          history_window=120, history_granularity=2),  # History: a 2-minute window, 2 s periods
     _spec("accounts", (), expiration=None),  # publisher SowKeys; expiration not processed
 )
 FILTERS = ("/qty > 900", "/status = 'closed'", "/px < 5 AND /venue = 'X'", "/id BETWEEN 10 AND 40")

@@ -1,10 +1,11 @@
 """Local versus Spark compaction on generated journals: the results must be identical.
 
-One 100k-record journal (``journals.generate``: three SOW topics, a Pattern topic, publish,
+One 100k-record journal (``journals.generate``: three SOW topics, a Pattern topic with History, publish,
 delta_publish, sow_delete by keys/data/filter, EXPIRE records, expirations, timestamps that
 step back, refused records) compacted by both engines at several as-of points. Compared:
-every stored record (topic, key, payload, sequence, timestamp, expiration, expires_at), each
-file's meta (last sequence, last timestamp, spec), and the counts of the run.
+every stored record (topic, key, payload, sequence, timestamp, expiration, expires_at), every
+History state, each file's meta (last sequence, last timestamp, history horizon, spec), and
+the counts of the run.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ def _files(outcome) -> list:
     for compacted in outcome.result.files:
         with SowFile.open(compacted.path) as sow:
             rows = sorted((r.topic, r.key, r.payload, r.sequence, r.timestamp, r.expiration, r.expires_at) for r in sow.records())
-            found.append((Path(compacted.path).name, rows, sow.meta.last_sequence, sow.meta.last_timestamp, sow.meta.spec,
-                          compacted.records, compacted.topics))
+            history = sorted(sow.history(), key=lambda state: (state[0], state[1]))  # write order kept per key
+            found.append((Path(compacted.path).name, rows, history, sow.meta.history_horizon, sow.meta.last_sequence,
+                          sow.meta.last_timestamp, sow.meta.spec, compacted.records, compacted.topics))
     return found
 
 
@@ -72,6 +74,7 @@ def test_engines_agree(spark, journal: Path, tmp_path: Path, point: str | None) 
     scanned, applied, last_sequence, now, expired, skipped = counts
     assert scanned > 20_000 and applied < scanned and expired > 0 and skipped == len(refused) > 0
     assert all(rows for _, rows, *_ in files)
+    assert files[1][2] and any(payload is None for *_, payload in files[1][2])  # History, deletions included
     if point is None:
         assert scanned == last_sequence == RECORDS
     assert remote == local
