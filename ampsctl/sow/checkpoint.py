@@ -179,9 +179,17 @@ def _rows(group: TopicGroup, topic: SowTopic, keys: list[str]) -> Iterator[tuple
         row: tuple[Any, ...] = (record.topic, key, record.payload, record.sequence, record.timestamp, record.expiration,
                                 record.expires_at, crc)
         if indexed:
-            fields = group.payloads.record(topic.doc(key))
-            memo, complex_ = indexer.memo_columns(fields)
-            row += (*indexer.hash_tokens(fields), *memo, 1 if complex_ else 0)
+            # The topic kept the hash tokens it indexed the record under (same indexer): the
+            # document is read again only for memo columns, or when no tokens were kept.
+            tokens = topic.hash_tokens(key) if topic.indexer is indexer else None
+            if tokens is None or indexer.memo_fields:
+                fields = group.payloads.record(topic.doc(key))
+                memo, complex_ = indexer.memo_columns(fields)
+                if tokens is None:
+                    tokens = indexer.hash_tokens(fields)
+            else:
+                memo, complex_ = [], False
+            row += (*tokens, *memo, 1 if complex_ else 0)
         else:
             row += (0,)
         yield row

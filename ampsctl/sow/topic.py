@@ -68,6 +68,11 @@ class SowTopic:
     def records(self) -> Iterator[SowRecord]:
         return iter(list(self._records.values()))
 
+    def hash_tokens(self, key: str) -> tuple[bytes | None, ...] | None:
+        """The hash-index tokens ``self.indexer`` computed for a stored record when it was stored
+        (None when the topic has no hash index or no such record): a checkpoint reuses them."""
+        return self._tokens.get(key) if self._hash else None
+
     def doc(self, key: str) -> Any:
         """The parsed document of a stored record (parsed on first use after a load)."""
         doc = self._docs.get(key)

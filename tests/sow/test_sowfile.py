@@ -227,3 +227,24 @@ def test_expiring_records_are_indexed_for_the_sweep(tmp_path: Path) -> None:
     with SowFile.open(path) as sow:
         due = [r.key for r in sow.records("expires_at <= ?", (T0 + 100 * SECOND,))]
     assert len(due) == 1
+
+
+@pytest.mark.parametrize("indexes", [(), ("/qty",)])
+def test_a_checkpoint_writes_the_index_columns_of_each_records_document(tmp_path: Path, indexes: tuple[str, ...]) -> None:
+    # The hash tokens come from what the topic kept when it indexed the record (checkpoint._rows):
+    # they must equal the tokens of the stored document, also after updates and delta merges.
+    store = SowStore([spec(hash_indexes=(("/region",),), indexes=indexes)])
+    for sequence, payload in enumerate([{"id": 1, "region": "A", "qty": 1}, {"id": 2, "region": "B", "qty": 2},
+                                        {"id": 1, "region": "C", "qty": 3}], 1):
+        store.apply(record(sequence, Command.PUBLISH, payload))
+    store.apply(record(4, Command.DELTA_PUBLISH, {"id": 2, "region": "D"}))
+    group = store.groups[0]
+    path = tmp_path / "orders.sow"
+    checkpoint(path, group, sequence=store.group_sequence(group), sync=False)
+    hashes = len(group.indexer.hash_fields)
+    with sqlite3.connect(path) as connection:
+        rows = connection.execute(f"SELECT payload, {', '.join(f'h{i}' for i in range(hashes))} FROM records").fetchall()
+    assert len(rows) == 2
+    for payload, *tokens in rows:
+        fields = group.payloads.record(group.payloads.parse(payload))
+        assert tuple(tokens) == group.indexer.hash_tokens(fields)
