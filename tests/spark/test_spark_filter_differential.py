@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import random
-from functools import reduce
 
 import pytest
 
@@ -93,24 +92,28 @@ def _records(rng: random.Random) -> list[str]:
 def test_generated_filters_agree_with_the_evaluator(spark):
     from pyspark.sql import functions as F
 
-    from ampsctl.pipeline.spark_filter import UnsupportedFilterError, compile_filter, with_bindings
+    from ampsctl.pipeline.spark_filter import Compiled, UnsupportedFilterError, compile_filter, with_bindings
 
     rng = random.Random(20261125)
     records = _records(rng)
     filters = [_predicate(rng, 3) for _ in range(FILTERS)]
     base = spark.createDataFrame(list(enumerate(record.encode() for record in records)), "id long, payload binary")
     base = base.withColumn("message", F.try_parse_json(F.col("payload").cast("string")))
-    frames, refused = [], []
+    bindings, outputs, refused, kept = [], [], [], []
     for number, text in enumerate(filters):
         try:
-            compiled = compile_filter(parse(text), F.col("message"))
+            compiled = compile_filter(parse(text), F.col("message"), prefix=f"f{number}_")
         except UnsupportedFilterError:
             refused.append(text)
             continue
-        frames.append(with_bindings(base, compiled).select(
-            F.lit(number).alias("filter"), "id", compiled.condition.alias("condition"), compiled.exact.alias("exact")))
+        kept.append(number)
+        bindings += compiled.bindings
+        outputs += [compiled.condition.alias(f"c{number}"), compiled.exact.alias(f"e{number}")]
     assert len(refused) <= 2, refused  # integer literals only; everything else in the grammar compiles
-    results = reduce(lambda a, b: a.unionAll(b), frames).collect()
+    everything = Compiled(tuple(bindings), F.lit(True), F.lit(True), False)
+    rows = with_bindings(base, everything).select("id", *outputs).collect()
+    results = [{"filter": number, "id": row["id"], "condition": row[f"c{number}"], "exact": row[f"e{number}"]}
+               for row in rows for number in kept]
     exact = [row for row in results if row["exact"]]
     assert len(exact) >= 0.5 * len(results), f"only {len(exact)} of {len(results)} rows compiled exactly"
     disagreements = []
