@@ -12,7 +12,8 @@ Theory of operation.
   (``b`` boolean, ``i`` integer, ``f`` float, ``z`` integral JSON decimal, ``s`` string,
   NULL for NULL: missing, JSON null, ``''``, an object), ``n`` the numeric value as a double
   (a string's number by the §4.4 grammar, else NULL), ``s`` the text form (NULL for floats)
-  and ``i`` whether the number is integral-typed (int/int division truncates).
+  and ``i`` whether the number is integral-typed (int/int division truncates). A float's
+  text is known only for a literal (Python ``repr`` at compile time).
   A field also has its ``elems`` (array of elements: an array field's values, a scalar as
   one) for the array-aware predicates, and its own IS NULL test (an object is not NULL, an
   empty array is).
@@ -271,14 +272,14 @@ class _Compiler:
 
     def text(self, element: Column) -> Column:
         """values.to_text of a scalar element; a float's text is Python's repr: guarded."""
-        self.guard(element["t"].isin("f", "z"))
+        self.guard(element["t"].isin("f", "z") & element["s"].isNull())
         return element["s"]
 
     def text_guard(self, value: _Val) -> None:
         if value.elems is None:
-            self.guard(value.scalar["t"].isin("f", "z"))
+            self.guard(value.scalar["t"].isin("f", "z") & value.scalar["s"].isNull())
         else:
-            self.guard(F.exists(value.elems, lambda e: e["t"].isin("f", "z")))
+            self.guard(F.exists(value.elems, lambda e: e["t"].isin("f", "z") & e["s"].isNull()))
 
     def text_value(self, text: Column) -> _Val:
         """A function's text result as a value: '' is NULL, numeric text is a number (guarded when big)."""
@@ -373,7 +374,7 @@ def _constant(value: object) -> Column:
             raise UnsupportedFilterError(f"the integer {value}", "beyond 2^53 a Spark double is not exact")
         return _make(F.lit("i"), F.lit(float(value)), F.lit(str(value)), F.lit(True))
     if isinstance(value, float):
-        return _make(F.lit("f"), F.lit(value), F.lit(None), F.lit(False))
+        return _make(F.lit("f"), F.lit(value), F.lit(repr(value)), F.lit(False))  # a literal's text is known: repr
     assert isinstance(value, str)
     number = parse_number(value)
     if isinstance(number, int) and abs(number) >= EXACT_LIMIT:
