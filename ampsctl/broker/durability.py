@@ -60,14 +60,10 @@ class Durability:
         writer = self.writer
         if writer is None:
             raise BrokerFailure("the core asked to journal a record but the broker has no journal")
-        (sequence, timestamp, command, topic, message_type, payload, sow_key, expiration, correlation_id,
-         client_name, publisher_sequence) = record  # one unpack: this runs for every publish
-        written = writer.append(timestamp, command, topic, message_type, payload, sow_key=sow_key,
-                                expiration=expiration, correlation_id=correlation_id, client_name=client_name,
-                                publisher_sequence=publisher_sequence)
-        if written.sequence != sequence:
-            raise BrokerFailure(f"journal sequence mismatch: the core numbered a record {sequence}, "
-                                f"the journal wrote {written.sequence}")
+        written = writer.append_record(record)  # this runs for every publish
+        if written != record.sequence:
+            raise BrokerFailure(f"journal sequence mismatch: the core numbered a record {record.sequence}, "
+                                f"the journal wrote {written}")
 
     def hold(self, sequence: int, conn: int, frame: bytes) -> bool:
         """Keep ``frame`` until ``sequence`` is committed; False when it may be sent now."""

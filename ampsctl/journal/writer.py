@@ -201,6 +201,26 @@ class JournalWriter:
         publisher_sequence: int | None = None,
     ) -> JournalRecord:
         """Append one record and return it with its sequence. Under ALWAYS it is on disk now."""
+        sequence = self._append(timestamp, command, topic, message_type, payload, sow_key, expiration,
+                                correlation_id, client_name, publisher_sequence)
+        if type(payload) is not bytes:
+            payload = bytes(payload)
+        return tuple.__new__(JournalRecord, (sequence, timestamp, COMMANDS[command], topic, message_type, payload,
+                                             sow_key, expiration, correlation_id, client_name, publisher_sequence))
+
+    def append_record(self, record: JournalRecord) -> int:
+        """``append`` of a record's fields (its ``sequence`` is ignored); the sequence it got.
+
+        For the broker, which checks that sequence against its own numbering and needs no
+        record back: one positional call and no new tuple per publish."""
+        (_, timestamp, command, topic, message_type, payload, sow_key, expiration, correlation_id, client_name,
+         publisher_sequence) = record
+        return self._append(timestamp, command, topic, message_type, payload, sow_key, expiration,
+                            correlation_id, client_name, publisher_sequence)
+
+    def _append(self, timestamp: int, command: Command, topic: str, message_type: str, payload: bytes,
+                sow_key: str | None, expiration: int | None, correlation_id: str | None, client_name: str | None,
+                publisher_sequence: int | None) -> int:
         if not self._usable:
             self._check_usable()
         sequence = self._next
@@ -224,10 +244,7 @@ class JournalWriter:
         pending += data
         if len(pending) >= self._flush_at:
             self._flush()
-        if type(payload) is not bytes:
-            payload = bytes(payload)
-        return tuple.__new__(JournalRecord, (sequence, timestamp, COMMANDS[command], topic, message_type, payload,
-                                             sow_key, expiration, correlation_id, client_name, publisher_sequence))
+        return sequence
 
     def append_many(self, records: Iterable[JournalRecord]) -> list[JournalRecord]:
         """Append records in order; each one's ``sequence`` is ignored and assigned here.

@@ -68,7 +68,8 @@ def updates(written: Written, topic: str, data: bytes, *, correlation_id: str | 
     """The fan-out of one write: one update per SOW change, or the message itself (no SOW)."""
     group = written.group
     if group is None:
-        return [Update(UpdateKind.PUBLISH, topic, data, correlation_id=correlation_id, bookmark=bookmark)]
+        # positional (new, old, key, key_fields, correlation_id, bookmark): one per delivered publish
+        return [Update(UpdateKind.PUBLISH, topic, data, None, None, (), correlation_id, bookmark)]
     out = []
     for change in written.changes:
         old = change.old.payload if change.old is not None else None
