@@ -107,3 +107,20 @@ def _python_filter(filter_text: str, message_type: str, payload: str, sure: str 
             yield kept.select(names)
 
     return run
+
+
+def collect(frame: DataFrame) -> list[Any]:
+    """``frame.collect()``, with an evaluation error raised by ampsctl's evaluator in a Spark
+    worker (a LIKE past its timeout, a message that does not parse) turned back into the typed
+    error the local engine raises (exit 3) instead of Spark's PythonException."""
+    try:
+        return frame.collect()
+    except Exception as exc:
+        text = str(exc)
+        for marker in ("ampsctl.filter.errors.FilterError: ", "ampsctl.errors.InputError: "):
+            if marker in text:
+                from ampsctl.errors import InputError
+
+                message = text.split(marker, 1)[1].strip().splitlines()[0]
+                raise InputError(f"while evaluating the filter in Spark: {message}", code="FILTER") from None
+        raise

@@ -172,7 +172,9 @@ def _run(frame: DataFrame, chosen: Any, payloads: Payloads, request: Query,
     frame = frame.orderBy("id")
     if request.top_n is not None and not chosen.order:
         frame = frame.limit(request.top_n)
-    return frame.collect(), (reasons[0] if reasons else None)
+    from ampsctl.pipeline.spark_query import collect
+
+    return collect(frame), (reasons[0] if reasons else None)
 
 
 def _finish(chosen: Any, payloads: Payloads, records: list[SowRecord], pattern: bool,

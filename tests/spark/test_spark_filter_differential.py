@@ -165,3 +165,17 @@ def test_translated_patterns_match_like_the_evaluator(spark):
 def test_patterns_outside_the_core_are_refused(pattern):
     with pytest.raises(UnsupportedRegex):
         to_java(pattern)
+
+
+def test_an_evaluation_error_in_a_worker_is_the_local_engines_input_error(spark):
+    """`(a+)+$` is refused by the translator (quantified group), so it runs on the evaluator,
+    whose 1 s timeout fires in the worker: the caller gets an InputError (exit 3), as locally."""
+    from ampsctl.errors import InputError
+    from ampsctl.pipeline.spark_query import collect, filter_frame
+
+    frame = spark.createDataFrame([(1, ('{"s": "' + "a" * 1000 + 'b"}').encode())], "id long, payload binary")
+    notes: list[str] = []
+    out, fell_back = filter_frame(frame, "/s LIKE '(a+)+$'", on_fallback=notes.append)
+    assert fell_back and "quantified group" in notes[0]
+    with pytest.raises(InputError, match="ran past its timeout"):
+        collect(out)
