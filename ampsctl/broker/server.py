@@ -230,10 +230,13 @@ class BrokerServer:
         return journal.flush_interval if journal is not None else 0.0
 
     def _timed_commit(self) -> None:
-        """Write on the loop, fsync on the worker thread (see the module docstring)."""
         self._commit_timer = None
-        if self.failure is not None:
-            return
+        self._start_commit()
+
+    def _start_commit(self) -> None:
+        """Write on the loop, fsync on the worker thread (see the module docstring)."""
+        if self.failure is not None or self._closed:
+            return  # close() commits synchronously itself
         if self._syncing is not None:
             self._commit_due = True  # _synced starts it: one fsync at a time
             return
@@ -269,9 +272,9 @@ class BrokerServer:
             return
         for conn, frame in released:
             self._write(conn, frame)
-        if self._commit_due and not self._closed:
+        if self._commit_due:
             self._commit_due = False
-            self._timed_commit()
+            self._start_commit()  # not _timed_commit: a timer armed meanwhile stays tracked
 
     def _commit(self) -> None:
         for conn, frame in self.durability.commit():
