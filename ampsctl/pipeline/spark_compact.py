@@ -10,7 +10,9 @@ Theory of operation (docs/pipeline.md has the long form):
    fail the job, as it does not fail the local scan.
 2. Key (``keying.Keyer`` in ``mapInArrow``): each record becomes one row per SOW key it
    touches; deletes by filter become ``filter`` rows; refused records ``error`` rows; each
-   task adds one ``stats`` row per (group, topic) it saw, for the counts and the file meta.
+   task adds one ``stats`` row per (group, topic) it saw, for the counts and the file meta,
+   and one ``scan`` row (records read, the last sequence and its time), so the journal is
+   read once.
 3. Collect the few filter deletes on the driver and broadcast them; shuffle the key rows by
    (group, topic, key), sort each partition by key then sequence, and replay every key
    (``replay.replay_key``, in ``mapInArrow``) with the filter deletes of its topic merged in
@@ -156,55 +158,56 @@ def stop_sequence(spark: SparkSession, journal: str, as_of: str | None) -> tuple
 def _run(spark: SparkSession, job: CompactJob, shuffle_partitions: int | None) -> dict[str, Any]:
     stop, as_of_time = stop_sequence(spark, job.journal, job.as_of)
     frame = records(spark, job.journal, skip_corrupt=job.skip_corrupt, to_sequence=stop)
-    frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
+    # One pass over the journal: the keying tasks also count what they read (``scan`` rows),
+    # so the records are neither cached nor read twice.
+    keyed = frame.mapInArrow(_keying(job.specs), ddl(KEYED)).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        totals = frame.agg(F.count(F.lit(1)), F.max("sequence"), F.max_by("ts", "sequence")).first()
-        scanned, last_sequence, last_ts = totals[0], totals[1] or 0, totals[2]
+        small = keyed.where(F.col("kind") != "target").toArrow().to_pylist()
+        filters: dict[tuple[int, str], list[FilterDelete]] = defaultdict(list)
+        errors: list[ReplayError] = []
+        seen: dict[int, dict[str, int]] = defaultdict(dict)  # group -> topic -> first sequence
+        applied = scanned = last_sequence = 0
+        last_ts: int | None = None
+        for row in small:
+            if row["kind"] == "filter":
+                filters[(row["grp"], row["topic"])].append(FilterDelete(row["sequence"], row["ts"], row["topic"], row["message"]))
+            elif row["kind"] == "error":
+                errors.append(ReplayError(row["sequence"], row["topic"], row["message"], hint=row["hint"], code=row["code"]))
+            elif row["kind"] == "stats":
+                applied += row["count"]
+                topics = seen[row["grp"]]
+                topics[row["topic"]] = min(topics.get(row["topic"], row["sequence"]), row["sequence"])
+            elif row["kind"] == "scan":
+                scanned += row["count"]
+                if row["sequence"] > last_sequence:
+                    last_sequence, last_ts = row["sequence"], row["ts"]
         now = job.now if job.now is not None else (as_of_time if as_of_time is not None else last_ts)
-        keyed = frame.mapInArrow(_keying(job.specs), ddl(KEYED)).persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            small = keyed.where(F.col("kind") != "target").toArrow().to_pylist()
-            filters: dict[tuple[int, str], list[FilterDelete]] = defaultdict(list)
-            errors: list[ReplayError] = []
-            seen: dict[int, dict[str, int]] = defaultdict(dict)  # group -> topic -> first sequence
-            applied = 0
-            for row in small:
-                if row["kind"] == "filter":
-                    filters[(row["grp"], row["topic"])].append(FilterDelete(row["sequence"], row["ts"], row["topic"], row["message"]))
-                elif row["kind"] == "error":
-                    errors.append(ReplayError(row["sequence"], row["topic"], row["message"], hint=row["hint"], code=row["code"]))
-                elif row["kind"] == "stats":
-                    applied += row["count"]
-                    topics = seen[row["grp"]]
-                    topics[row["topic"]] = min(topics.get(row["topic"], row["sequence"]), row["sequence"])
-            for deletes in filters.values():
-                deletes.sort(key=lambda delete: delete.sequence)
-            shared = spark.sparkContext.broadcast(dict(filters))
-            partitions = shuffle_partitions or max(2 * spark.sparkContext.defaultParallelism, 2)
-            replayed = (keyed.where(F.col("kind") == "target")
-                        .repartition(partitions, "grp", "topic", "key")
-                        .sortWithinPartitions("grp", "topic", "key", "sequence")
-                        .mapInArrow(_replay(job.specs, shared, now), ddl(RESULT))).toArrow().to_pylist()
-            records_out: list[dict[str, Any]] = []
-            history: list[dict[str, Any]] = []
-            expired = 0
-            for row in replayed:
-                if row["kind"] == "record":
-                    records_out.append(row)
-                elif row["kind"] == "history":
-                    history.append(row)
-                elif row["kind"] == "expired":
-                    expired += row["count"]
-                elif row["kind"] == "error":
-                    errors.append(ReplayError(row["sequence"], row["topic"], row["message"], hint=row["hint"], code=row["code"]))
-            failed = sorted({exc.sequence for exc in errors})
-            stamps = (keyed.where(F.col("kind").isin("target", "filter", "noop") & ~F.col("sequence").isin(failed))
-                      .groupBy("grp").agg(F.max_by("ts", "sequence").alias("ts")).collect())
-            shared.unpersist()
-        finally:
-            keyed.unpersist()
+        for deletes in filters.values():
+            deletes.sort(key=lambda delete: delete.sequence)
+        shared = spark.sparkContext.broadcast(dict(filters))
+        partitions = shuffle_partitions or max(2 * spark.sparkContext.defaultParallelism, 2)
+        replayed = (keyed.where(F.col("kind") == "target")
+                    .repartition(partitions, "grp", "topic", "key")
+                    .sortWithinPartitions("grp", "topic", "key", "sequence")
+                    .mapInArrow(_replay(job.specs, shared, now), ddl(RESULT))).toArrow().to_pylist()
+        records_out: list[dict[str, Any]] = []
+        history: list[dict[str, Any]] = []
+        expired = 0
+        for row in replayed:
+            if row["kind"] == "record":
+                records_out.append(row)
+            elif row["kind"] == "history":
+                history.append(row)
+            elif row["kind"] == "expired":
+                expired += row["count"]
+            elif row["kind"] == "error":
+                errors.append(ReplayError(row["sequence"], row["topic"], row["message"], hint=row["hint"], code=row["code"]))
+        failed = sorted({exc.sequence for exc in errors})
+        stamps = (keyed.where(F.col("kind").isin("target", "filter", "noop") & ~F.col("sequence").isin(failed))
+                  .groupBy("grp").agg(F.max_by("ts", "sequence").alias("ts")).collect())
+        shared.unpersist()
     finally:
-        frame.unpersist()
+        keyed.unpersist()
     return {"stop": stop, "scanned": scanned, "last_sequence": last_sequence, "now": now,
             "applied": applied, "expired": expired, "errors": _unique(errors), "records": records_out, "history": history,
             "topics": seen, "timestamps": {row["grp"]: row["ts"] for row in stamps}}
@@ -250,9 +253,13 @@ def _keying(specs: tuple[TopicSpec, ...]) -> Callable[[Iterator[pa.RecordBatch]]
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         keyer = Keyer(specs)
         seen: dict[tuple[int, str], list[int]] = {}  # (group, topic) -> [records, first sequence]
+        scanned, last_sequence, last_ts = 0, 0, 0  # every record read, SOW topic or not
         for batch in batches:
             out: list[dict[str, Any]] = []
             for row in batch.to_pylist():
+                scanned += 1
+                if row["sequence"] > last_sequence:
+                    last_sequence, last_ts = row["sequence"], row["ts"]
                 targets = keyer.targets(_record(row))
                 if targets.kind is Kind.IGNORED:
                     continue
@@ -274,6 +281,8 @@ def _keying(specs: tuple[TopicSpec, ...]) -> Callable[[Iterator[pa.RecordBatch]]
                 yield pa.RecordBatch.from_pylist(out, schema=KEYED)
         stats = [{"kind": "stats", "grp": group, "topic": topic, "count": count, "sequence": first}
                  for (group, topic), (count, first) in seen.items()]
+        if scanned:
+            stats.append({"kind": "scan", "count": scanned, "sequence": last_sequence, "ts": last_ts})
         if stats:
             yield pa.RecordBatch.from_pylist(stats, schema=KEYED)
     return run
