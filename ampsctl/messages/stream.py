@@ -91,8 +91,9 @@ def key_function(codec: Any, key_paths: Sequence[str]) -> Callable[[Any], Hashab
                 value = value.get(step, _MISSING)
             if type(value) not in _SCALARS:
                 return general(doc)
-            values.append(canon_id(value))
-        return tuple(values) if composite else values[0]
+            values.append(value)
+        # canon only once every field was found: a missing field is reported before a bad value
+        return tuple(map(canon_id, values)) if composite else canon_id(values[0])
 
     return nested
 
