@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench bench-filter bench-delta bench-affinity bench-journal bench-sow bench-broker jq redis docs clean
+.PHONY: demo test bench bench-filter bench-delta bench-affinity bench-journal bench-sow bench-broker bench-pipeline jq redis docs clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "ampsctl needs Python 3.11+")'
@@ -31,6 +31,7 @@ bench: $(STAMP) jq redis
 	$(PY) bench/journal.py
 	$(PY) bench/sow_query.py
 	$(PY) bench/broker.py
+	$(PY) bench/pipeline.py
 
 # jq is the peer of bench/delta.py (Debian package jq), installed like xmllint above.
 jq:
@@ -63,6 +64,10 @@ redis:
 # The broker over loopback (ingest, delivery, latency, SOW query) against a redis-server started for the run.
 bench-broker: $(STAMP) redis
 	$(PY) bench/broker.py
+
+# Journal compaction: the local engine, Spark on local[2] and DuckDB over Parquet (issue 8).
+bench-pipeline: $(STAMP)
+	$(PY) bench/pipeline.py
 
 docs: $(STAMP)
 	$(PY) -m ampsctl.cli.docgen
