@@ -25,35 +25,10 @@ import pytest
 from ampsctl.journal.reader import JournalReader
 from ampsctl.sow.sowfile import SowFile
 
-CONFIG = b"""<AMPSConfig>
-  <Name>pipeline-cli</Name>
-  <SOW>
-    <Topic>
-      <Name>orders</Name><MessageType>json</MessageType><FileName>./sow/%n.sow</FileName>
-      <Key>/id</Key><Expiration>30s</Expiration><HashIndex><Key>/region</Key></HashIndex>
-    </Topic>
-    <Topic>
-      <Name>/ett/order</Name><MessageType>fix</MessageType><Durability>transient</Durability><Key>/11</Key>
-    </Topic>
-    <Topic>
-      <Name>quotes</Name><Pattern>^quotes/</Pattern><MessageType>nvfix</MessageType>
-      <FileName>./sow/%n.sow</FileName><Key>/Symbol</Key>
-    </Topic>
-  </SOW>
-</AMPSConfig>
-"""
-
-JOURNAL = b"""\
-{"command":"publish","topic":"orders","data":{"id":1,"region":"EMEA","qty":10},"client_name":"pub-1","timestamp":"2026-03-01T09:00:00Z"}
-{"command":"publish","topic":"orders","data":{"id":2,"region":"APAC","qty":20},"expiration":0}
-{"command":"publish","topic":"/ett/order","message_type":"fix","payload":"11=A1\\u000155=IBM\\u000138=100\\u0001"}
-{"command":"publish","topic":"quotes/us","message_type":"nvfix","payload":"Symbol=IBM\\u0001Bid=101.5\\u0001"}
-{"command":"delta_publish","topic":"orders","data":{"id":1,"qty":15}}
-{"command":"publish","topic":"quotes/eu","message_type":"nvfix","payload":"Symbol=SAP\\u0001Bid=99\\u0001"}
-{"command":"delta_publish","topic":"quotes/us","message_type":"nvfix","payload":"Symbol=IBM\\u0001Ask=102\\u0001"}
-{"command":"publish","topic":"not-a-sow-topic","data":{"x":1}}
-{"command":"sow_delete","topic":"/ett/order","message_type":"fix","data":"11=A1\\u0001"}
-{"command":"publish","topic":"orders","data":{"id":3,"region":"EMEA","qty":30},"timestamp":"2026-03-01T09:01:00Z"}
+DATA = Path(__file__).resolve().parents[1] / "data" / "compact"  # the journal compact CLI tests' inputs
+CONFIG = (DATA / "amps.xml").read_bytes()
+# The same journal, then a delete by filter and two more publishes.
+JOURNAL = (DATA / "journal.jsonl").read_bytes() + b"""\
 {"command":"sow_delete","topic":"orders","filter":"/region = 'APAC'"}
 {"command":"publish","topic":"orders","data":{"id":4,"region":"APAC","qty":40},"expiration":5}
 {"command":"publish","topic":"orders","data":{"id":5,"region":"EMEA","qty":50},"timestamp":"2026-03-01T09:05:00Z"}
