@@ -57,6 +57,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from report import table, verdict
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out" / "broker-bench"
 PROFILE = ROOT / "bench" / "out" / "broker-profile.txt"
@@ -622,21 +624,21 @@ def _report(figures: dict[str, dict[str, Any]], args: argparse.Namespace) -> Non
         ref = figures["bench"]["rate"]
         ours, peer = figures["ingest-amps"]["rate"], figures["ingest-redis"]["rate"]
         rows.append((f"ingest msgs/s vs redis-benchmark -c 1 -P {args.chunk} publish (median of 3)", f"{ours:,.0f}", f"{ref:,.0f}",
-                     f"{ours / ref:.2f}x", f">= {TARGET_INGEST:,}", _verdict(ours >= TARGET_INGEST)))
+                     f"{ours / ref:.2f}x", f">= {TARGET_INGEST:,}", verdict(ours >= TARGET_INGEST)))
         rows.append(("ingest msgs/s, same generator (persisted acks / PUBLISH replies)", f"{ours:,.0f}", f"{peer:,.0f}",
                      f"{ours / peer:.2f}x", "", ""))
         rows.append(("  broker CPU per ingested message, µs", f"{figures['ingest-amps']['cpu_us']:.1f}", "", "", "", ""))
     if "delivery-amps" in figures:
         ours, peer = figures["delivery-amps"]["rate"], figures["delivery-redis"]["rate"]
         rows.append(("publish -> 1 subscriber, delivered msgs/s", f"{ours:,.0f}", f"{peer:,.0f}", f"{ours / peer:.2f}x",
-                     f">= {TARGET_DELIVERY:,}", _verdict(ours >= TARGET_DELIVERY)))
+                     f">= {TARGET_DELIVERY:,}", verdict(ours >= TARGET_DELIVERY)))
         rows.append(("  broker CPU per delivered message, µs", f"{figures['delivery-amps']['cpu_us']:.1f}", "", "", "", ""))
     if "latency-amps" in figures:
         a, r = figures["latency-amps"], figures["latency-redis"]
         rate = f"{a['offered']:,.0f}/{r['offered']:,.0f} msgs/s offered"
         rows.append((f"latency p50 ms ({rate})", f"{a['p50']:.3f}", f"{r['p50']:.3f}", f"{a['p50'] / r['p50']:.2f}x", "", ""))
         rows.append(("latency p99 ms", f"{a['p99']:.3f}", f"{r['p99']:.3f}", f"{a['p99'] / r['p99']:.2f}x",
-                     f"< {TARGET_P99_MS:g} ms", _verdict(a["p99"] < TARGET_P99_MS)))
+                     f"< {TARGET_P99_MS:g} ms", verdict(a["p99"] < TARGET_P99_MS)))
         rows.append(("latency max ms", f"{a['max']:.3f}", f"{r['max']:.3f}", "", "", ""))
     if "query-amps" in figures:
         la, lr = figures["load-amps"]["rate"], figures["load-redis"]["rate"]
@@ -645,21 +647,8 @@ def _report(figures: dict[str, dict[str, Any]], args: argparse.Namespace) -> Non
         qa, qr = figures["query-amps"]["seconds"], figures["query-redis"]["seconds"]
         rows.append((f"sow query, {args.sow_records:,} records, bs {args.batch} (s; HGETALL)", f"{qa:.3f}", f"{qr:.3f}",
                      f"{qa / qr:.2f}x", "", ""))
-    _table(rows)
+    print(table(rows))
     print("ratio: ampsctl / redis for rates (above 1 is faster than redis), for times and latencies (above 1 is slower)")
-
-
-def _verdict(ok: bool) -> str:
-    return "ok" if ok else "MISSED"
-
-
-def _table(rows: list[tuple[str, ...]]) -> None:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for n, row in enumerate(rows):
-        cells = [cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)]
-        print("  ".join(cells).rstrip())
-        if n == 0:
-            print("  ".join("-" * width for width in widths))
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ from ampsctl.filter.compiler import compile_filter  # noqa: E402
 from ampsctl.filter.evaluate import matches  # noqa: E402
 from ampsctl.messages.json_record import JsonRecord  # noqa: E402
 from ampsctl.filter.parser import parse  # noqa: E402
+from report import table, verdict  # noqa: E402
 
 FILTER = "/region = 'US' AND /qty > 100"
 RECORDS = 1_000_000
@@ -156,15 +157,15 @@ def main(argv: list[str] | None = None) -> int:
     rows = [
         ("measurement", "records", "evals/s", "time for all", "target", "result"),
         ("compiled (compile_filter)", f"{len(records):,}", f"{all_c:,.0f}", f"{len(records) / all_c:.2f} s",
-         f">= {TARGET_RATE:,}/s", _verdict(all_c >= TARGET_RATE)),
+         f">= {TARGET_RATE:,}/s", verdict(all_c >= TARGET_RATE)),
         ("interpreted (evaluate.matches)", f"{subset_size:,}", f"{all_i:,.0f}",
          f"{len(records) / all_i:.2f} s{scaled}", "", ""),
-        ("compiled / interpreted", "", f"{ratio:.1f}x", "", f">= {TARGET_RATIO:g}x", _verdict(ratio >= TARGET_RATIO)),
+        ("compiled / interpreted", "", f"{ratio:.1f}x", "", f">= {TARGET_RATIO:g}x", verdict(ratio >= TARGET_RATIO)),
         (odd_label + ": compiled", f"{len(odd):,}", f"{odd_c:,.0f}", "", "", ""),
         (odd_label + ": interpreted", f"{min(subset_size, len(odd)):,}", f"{odd_i:,.0f}", "", "", ""),
         (odd_label + ": ratio", "", f"{odd_c / odd_i:.1f}x", "", "", ""),
     ]
-    _table(rows)
+    print(table(rows))
     print()
 
     (compiled_all, interpreted_subset), *other = sorted(counts)
@@ -194,19 +195,6 @@ def measure(compiled: Callable[[Any], bool], interpreted: Callable[[Any], bool],
         interpreted_rates.append(speed)
         counts.add((compiled_count, interpreted_count))
     return statistics.median(compiled_rates), statistics.median(interpreted_rates), counts
-
-
-def _verdict(ok: bool) -> str:
-    return "ok" if ok else "MISSED"
-
-
-def _table(rows: list[tuple[str, ...]]) -> None:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for n, row in enumerate(rows):
-        cells = [cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)]
-        print("  ".join(cells).rstrip())
-        if n == 0:
-            print("  ".join("-" * width for width in widths))
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 from ampsctl.gcpause import paused_gc  # noqa: E402
 from ampsctl.journal import Command, FsyncPolicy, JournalReader, JournalRecord, JournalWriter  # noqa: E402
+from report import table  # noqa: E402
 
 RECORDS = 1_000_000
 COMMIT_EVERY = 1000
@@ -201,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         ("(d) JournalReader.scan_views() -> RecordView", *_cells(median["d"], rate["d"], rate["d"] / rate["e"], TARGET_SCAN)),
         ("(e) peer: orjson.loads per JSONL line", *_cells(median["e"], rate["e"], 1.0, None)),
     ]
-    _table(rows_out)
+    print(table(rows_out))
     print()
     bad = [check for check in checks if check]
     if bad:
@@ -225,15 +226,6 @@ def _check(key: str, count: int, last: Any, rows: list[Row]) -> str:
 def _cells(seconds: float, rate: float, ratio: float, target: int | None) -> tuple[str, ...]:
     verdict = "" if target is None else ("ok" if rate >= target else "MISSED")
     return (f"{seconds:.2f} s", f"{rate:,.0f}", f"{ratio:.2f}x", "" if target is None else f">= {target:,}/s", verdict)
-
-
-def _table(rows: list[tuple[str, ...]]) -> None:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for n, row in enumerate(rows):
-        cells = [cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)]
-        print("  ".join(cells).rstrip())
-        if n == 0:
-            print("  ".join("-" * width for width in widths))
 
 
 if __name__ == "__main__":

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from report import table, verdict
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
 XSD = ROOT / "schemas" / "amps-config.xsd"
@@ -432,20 +434,6 @@ def startup(python: str, ampsctl: str, runs: int) -> tuple[float, float]:
     return median_ms([ampsctl, "--help"]), median_ms([python, "-c", "pass"])
 
 
-def _table(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = []
-    for n, row in enumerate(rows):
-        lines.append("  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)).rstrip())
-        if n == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def _verdict(ok: bool) -> str:
-    return "ok" if ok else "MISSED"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", type=int, default=CONFIGS, help="number of configs to generate (default %(default)s)")
@@ -505,19 +493,19 @@ def main(argv: list[str] | None = None) -> int:
     rows = [
         ("measurement", "time", "vs xmllint", "target", "result"),
         (f"(a) library lint_paths, {stats.files} files, one call", f"{lib_s:.2f} s", f"{lib_s / xmllint_s:.2f}x",
-         f"<= {TARGET_RATIO}x", _verdict(lib_s / xmllint_s <= TARGET_RATIO)),
+         f"<= {TARGET_RATIO}x", verdict(lib_s / xmllint_s <= TARGET_RATIO)),
         (f"    the same with --jobs 1 (no workers, {os.cpu_count()} CPUs here)", f"{serial_s:.2f} s",
          f"{serial_s / xmllint_s:.2f}x", "", ""),
         ("    (imports before (a), not included)", f"{import_s * 1000:.0f} ms", "", "", ""),
         ("(b) ampsctl validate --format json, one run", f"{cli_s:.2f} s", f"{cli_s / xmllint_s:.2f}x",
-         f"<= {TARGET_RATIO}x", _verdict(cli_s / xmllint_s <= TARGET_RATIO)),
+         f"<= {TARGET_RATIO}x", verdict(cli_s / xmllint_s <= TARGET_RATIO)),
         ("(c) xmllint --noout --schema (peer)", f"{xmllint_s:.2f} s", "1.00x", "", ""),
         ("ampsctl --help", f"{help_ms:.0f} ms", "", "", ""),
         ("python -c pass", f"{python_ms:.0f} ms", "", "", ""),
         ("start-up overhead (difference)", f"{help_ms - python_ms:.0f} ms", "", f"<= {TARGET_STARTUP_MS:.0f} ms",
-         _verdict(help_ms - python_ms <= TARGET_STARTUP_MS)),
+         verdict(help_ms - python_ms <= TARGET_STARTUP_MS)),
     ]
-    print(_table(rows))
+    print(table(rows))
     print(f"\nmedians of {args.repeat} lint runs and {args.startup_runs} start-up runs; "
           f"python {sys.version.split()[0]}, {subprocess.run([xmllint, '--version'], capture_output=True, text=True).stderr.splitlines()[0]}")
     return 0
