@@ -1,10 +1,12 @@
 """Every documented AMPS function, as data (spec/expressions.md §9, Spark classes from §11).
 
 The parser checks names and arities against ``FUNCTIONS``; the evaluator keys its
-implementations by the same names; the Spark compiler reads ``spark`` to decide whether a
-call can be translated exactly ("faithful"), only with a documented divergence
-("approximate"), or not at all ("none"); docs/filter-language.md is generated from the
-summaries. Names are upper case: function names are matched case-insensitively.
+implementations by the same names; ``spark`` is spec §11's class of each function's Spark
+mapping (exact "faithful", "approximate" with a documented divergence, or "none"), shown by
+`ampsctl filter functions` and docs/filter-language.md, which are generated from the
+summaries. The Spark compiler (``pipeline/spark_filter.SUPPORTED_FUNCTIONS``) compiles only
+what it maps exactly, which includes some "approximate" ones (UPPER via ASCII translate), and
+sends every other call to the Python evaluator. Names are upper case: function names are matched case-insensitively.
 
 Functions that spec §9.2 lists as requested but unverified are included (an AMPS user will
 try them) and their summaries start with "Provisional". ``NOW`` and ``CASE`` are left out on
