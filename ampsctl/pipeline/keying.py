@@ -31,7 +31,7 @@ from ampsctl.journal.record import Command, JournalRecord
 from ampsctl.sow.errors import ReplayError
 from ampsctl.sow.query import Query, plan
 from ampsctl.sow.spec import TopicSpec
-from ampsctl.sow.store import SowStore, _delete_payload  # the one parser of sow_delete payloads
+from ampsctl.sow.store import SowStore, parse_delete_payload  # the one parser of sow_delete payloads
 
 
 class Kind(enum.Enum):
@@ -84,7 +84,7 @@ class Keyer:
         if command == Command.EXPIRE:
             return Targets(Kind.TARGETS, position, (record.sow_key,) if record.sow_key else ())
         if command == Command.SOW_DELETE:
-            what = _delete_payload(record.payload)
+            what = parse_delete_payload(record.payload)
             if "keys" in what:
                 return Targets(Kind.TARGETS, position, tuple(dict.fromkeys(what["keys"])))
             if "data" in what:

@@ -47,7 +47,7 @@ from ampsctl.pipeline.jobs import CompactJob, CompactOutcome, Engine, OutputForm
 from ampsctl.pipeline.journal_source import NAME, scan_damage
 from ampsctl.pipeline.keying import Keyer, Kind
 from ampsctl.pipeline.replay import FilterDelete, replay_key
-from ampsctl.sow.compact import CompactedFile, CompactResult, _check_targets, file_name
+from ampsctl.sow.compact import CompactedFile, CompactResult, check_targets, file_name
 from ampsctl.sow.errors import ReplayError
 from ampsctl.sow.history import Saved
 from ampsctl.sow.record import SowRecord
@@ -87,7 +87,7 @@ def compact(spark: SparkSession, job: CompactJob, *, shuffle_partitions: int | N
     if job.output is OutputFormat.SOW:
         if Path(job.out).exists() and not Path(job.out).is_dir():
             raise UsageError(f"--out {job.out} is a file, not a directory", hint="give a directory for the SOW files (it is created if missing)")
-        _check_targets(targets, job.overwrite)
+        check_targets(targets, job.overwrite)
     with progress or nullcontext(), translated():
         state = _run(spark, job, shuffle_partitions)
     errors = sorted(state["errors"], key=lambda exc: exc.sequence)

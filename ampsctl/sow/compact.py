@@ -78,7 +78,7 @@ def compact(
     if Path(out_dir).exists() and not Path(out_dir).is_dir():
         raise UsageError(f"--out {out_dir} is a file, not a directory", hint="give a directory for the SOW files (it is created if missing)")
     targets = [Path(out_dir) / file_name(spec) for spec in specs]
-    _check_targets(targets, overwrite)
+    check_targets(targets, overwrite)
     to_sequence = to_timestamp = None
     if as_of is not None:
         position = parse_position(as_of)
@@ -117,7 +117,7 @@ def compact(
     return CompactResult(files, scanned, applied, store.last_sequence, now, expired, skipped)
 
 
-def _check_targets(targets: list[Path], overwrite: bool) -> None:
+def check_targets(targets: list[Path], overwrite: bool) -> None:
     seen: set[Path] = set()
     for target in targets:
         if target in seen:

@@ -130,7 +130,7 @@ class SowStore:
     def _delete(self, group: TopicGroup, topic: SowTopic, record: Any, at: dict[str, int]) -> list[Change]:
         from ampsctl.sow.query import Query, execute, memory_candidates, plan
 
-        what = _delete_payload(record.payload)
+        what = parse_delete_payload(record.payload)
         if "keys" in what:
             return topic.delete_keys(what["keys"], **at)
         if "data" in what:
@@ -140,7 +140,7 @@ class SowStore:
         return topic.delete_keys([row.record.key for row in rows], **at)
 
 
-def _delete_payload(payload: bytes) -> dict[str, Any]:
+def parse_delete_payload(payload: bytes) -> dict[str, Any]:
     """The one of ``{"filter": EXPR}``, ``{"keys": [...]}``, ``{"data": TEXT}`` a sow_delete carries."""
     hint = 'a sow_delete payload is {"filter": "EXPR"}, {"keys": ["k1", ...]} or {"data": "<message>"}'
     try:
