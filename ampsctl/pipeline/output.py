@@ -185,8 +185,8 @@ def _jsonl_lines(batches: Iterator[Any]) -> Iterator[Any]:
     import pyarrow as pa
 
     from ampsctl.journal.jsonl import record_to_json
-    from ampsctl.pipeline.spark_compact import _record
+    from ampsctl.pipeline.spark_compact import row_record
 
     for batch in batches:
-        lines = [orjson.dumps(record_to_json(_record(row))).decode() for row in batch.to_pylist()]
+        lines = [orjson.dumps(record_to_json(row_record(row))).decode() for row in batch.to_pylist()]
         yield pa.RecordBatch.from_pydict({"value": lines}, schema=pa.schema([pa.field("value", pa.string())]))

@@ -243,7 +243,8 @@ def _groups(specs: tuple[TopicSpec, ...], state: dict[str, Any]) -> list[TopicGr
     return groups
 
 
-def _record(row: dict[str, Any]) -> JournalRecord:
+def row_record(row: dict[str, Any]) -> JournalRecord:
+    """A journal record from a row of the journal source with ``ts`` in µs (the compaction and export projection)."""
     return JournalRecord(row["sequence"], row["ts"], Command.from_label(row["command"]), row["topic"], row["message_type"],
                          row["payload"], row["sow_key"], row["expiration"], row["correlation_id"], row["client_name"],
                          row["publisher_sequence"])
@@ -260,7 +261,7 @@ def _keying(specs: tuple[TopicSpec, ...]) -> Callable[[Iterator[pa.RecordBatch]]
                 scanned += 1
                 if row["sequence"] > last_sequence:
                     last_sequence, last_ts = row["sequence"], row["ts"]
-                targets = keyer.targets(_record(row))
+                targets = keyer.targets(row_record(row))
                 if targets.kind is Kind.IGNORED:
                     continue
                 counts = seen.setdefault((targets.group, row["topic"]), [0, row["sequence"]])
@@ -321,7 +322,7 @@ def _replay(specs: tuple[TopicSpec, ...], shared: Any, now: int | None) -> Calla
                     if current is not None:
                         out.extend(flush())
                     current, pending = ident, []
-                pending.append(_record(row))
+                pending.append(row_record(row))
             if out:
                 yield pa.RecordBatch.from_pylist(out, schema=RESULT)
         tail = flush() if current is not None else []
