@@ -184,23 +184,26 @@ class BrokerServer:
     def execute(self, actions: list[Action]) -> None:
         try:
             for action in actions:
-                if isinstance(action, Send):
+                kind = type(action)  # the action classes are final: exact types, cheaper than isinstance
+                if kind is Send:
                     self._write(action.conn, action.data)
-                elif isinstance(action, Append):
+                elif kind is Append:
                     self.durability.append(action.record)
-                    self._schedule_commit()
-                elif isinstance(action, SendDurable):
-                    if self.durability.hold(action.sequence, action.conn, action.data):
+                    if self._commit_timer is None:
                         self._schedule_commit()
+                elif kind is SendDurable:
+                    if self.durability.hold(action.sequence, action.conn, action.data):
+                        if self._commit_timer is None:
+                            self._schedule_commit()
                     else:
                         self._write(action.conn, action.data)
-                elif isinstance(action, Close):
+                elif kind is Close:
                     connection = self.connections.get(action.conn)
                     if connection is not None:
                         connection.close(action.reason)
-                elif isinstance(action, Log):
+                elif kind is Log:
                     log.log(_LEVELS[action.level], "%s", action.message)
-                elif isinstance(action, StartReplay):
+                elif kind is StartReplay:
                     self.replayer.start(action.ticket)
         except AmpsctlError as error:
             self.fail(error)

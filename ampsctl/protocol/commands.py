@@ -161,14 +161,19 @@ class _PublishCommand(_Command):
 
         The broker sends one or two per publish; the header is ``Ack.header``'s, key for key in
         its order (c, cid, a, status, t, s), so the bytes are identical (tests pin it)."""
-        header: dict[str, Any] = {"c": "ack", "cid": self.cid, "a": ack_type, "status": Status.SUCCESS}
-        if self.cid is None:
-            del header["cid"]
-        if self.topic is not None:
-            header["t"] = self.topic
-        if self.seq is not None:
-            header["s"] = self.seq
-        return encode_bodiless(header)
+        return encode_publish_ack(ack_type, self.cid, self.topic, self.seq)
+
+
+def encode_publish_ack(ack_type: AckType, cid: str | None, topic: str | None, seq: int | None) -> bytes:
+    """``_PublishCommand.encoded_ack`` from the fields (the broker's publish lane has no command)."""
+    header: dict[str, Any] = {"c": "ack", "cid": cid, "a": ack_type, "status": Status.SUCCESS}
+    if cid is None:
+        del header["cid"]
+    if topic is not None:
+        header["t"] = topic
+    if seq is not None:
+        header["s"] = seq
+    return encode_bodiless(header)
 
 
 @fast_init  # built for every publish the broker receives

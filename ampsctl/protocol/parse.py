@@ -49,6 +49,7 @@ from ampsctl.protocol.commands import (
     Unsubscribe,
 )
 from ampsctl.protocol.errors import CommandError, HeaderValueError, Reason
+from ampsctl.protocol.fastpublish import fast_publish
 from ampsctl.protocol.frames import Frame
 
 MAX_BATCH_SIZE = 10_000  # §3.2: "> 10000 is an error"
@@ -64,8 +65,17 @@ def parse_command(frame: Frame, *, user_options: frozenset[str] = frozenset()) -
     """The typed command of ``frame``, or CommandError (see the module docstring).
 
     ``user_options`` names options the broker accepts besides ``udo_*``, e.g. a configured
-    ``CoverageSubsetOption`` (seed 000).
+    ``CoverageSubsetOption`` (seed 000). A plain publish header takes ``fast_publish``
+    (fastpublish.py), which builds the same command as ``parse_generic`` faster.
     """
+    command = fast_publish(frame.header, frame.body)
+    if command is not None:
+        return command
+    return parse_generic(frame, user_options=user_options)
+
+
+def parse_generic(frame: Frame, *, user_options: frozenset[str] = frozenset()) -> Command:
+    """``parse_command`` without its publish fast path: every command, every header shape."""
     header = h.normalize(frame.header)
     name = header.get("c")
     kind = COMMAND_NAMES.get(name.strip().lower()) if isinstance(name, str) else None

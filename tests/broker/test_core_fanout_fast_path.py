@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ampsctl.broker.core.fanout import Update, UpdateKind, fan_out, render
+from ampsctl.broker.core.fanout import Update, UpdateKind, fan_out, fan_out_message, render
 from ampsctl.broker.core.subscriptions import Subscription
 from ampsctl.protocol.cmdoptions import parse_command_options
 
@@ -39,3 +39,20 @@ def test_other_options_take_the_general_path(options: str) -> None:
     sub = _sub(options)
     update = Update(UpdateKind.PUBLISH, "orders", b'{"id":1}', key="k1")
     assert b"".join(send.data for send in fan_out(update, [sub], 1)) == render(update, [sub], 1)
+
+
+def _subs(*options: str | None) -> list[Subscription]:
+    return [Subscription.build(conn=3 + n % 2, sub_id=f"s{n}", topic="orders", filter=None, predicate=None,
+                               delta=False, options=parse_command_options(option), order=n)
+            for n, option in enumerate(options)]
+
+
+@pytest.mark.parametrize("options", [(None,), ("no_sowkey",), ("timestamp",), ("select=[/id]",), (None, None),
+                                     (None, "timestamp", "select=[/id]")])
+@pytest.mark.parametrize(("correlation_id", "bookmark"), [(None, None), ("corr", "12|3|"), (None, "12|4|")])
+def test_fan_out_message_is_fan_out_of_the_message_update(options: tuple[str | None, ...], correlation_id: str | None,
+                                                          bookmark: str | None) -> None:
+    """A publish to a topic without a SOW skips building its Update (publishing.py); same sends."""
+    update = Update(UpdateKind.PUBLISH, "orders", b'{"id":1}', correlation_id=correlation_id, bookmark=bookmark)
+    expected = fan_out(update, _subs(*options), 7)
+    assert fan_out_message(_subs(*options), "orders", b'{"id":1}', correlation_id, bookmark, 7) == expected

@@ -127,16 +127,32 @@ def _plain(sub: Subscription) -> bool:
             and sub.replay is None and sub.conflation is None and not sub.options.timestamp)
 
 
+def fan_out_message(subs: Sequence[Subscription], topic: str, data: bytes, correlation_id: str | None,
+                    bookmark: str | None, now: int) -> list[Send]:
+    """``fan_out`` of a message published to a topic without a SOW (the publish's only update),
+    building no ``Update`` in the common case of one plain subscription (same bytes)."""
+    if len(subs) == 1 and _plain(subs[0]):
+        sub = subs[0]
+        return [Send(sub.conn, _p_frame(topic, sub.sub_id, correlation_id, None, bookmark, data))]
+    return fan_out(Update(UpdateKind.PUBLISH, topic, data, None, None, (), correlation_id, bookmark), subs, now)
+
+
 def _plain_frame(update: Update, new: bytes, sub: Subscription) -> bytes:
+    key = None if sub.options.no_sowkey else update.key
+    return _p_frame(update.topic, sub.sub_id, update.correlation_id, key, update.bookmark, new)
+
+
+def _p_frame(topic: str, sub_id: str, correlation_id: str | None, key: str | None, bookmark: str | None,
+             data: bytes) -> bytes:
     """``Delivery(...).encode()`` for one plain subscription: the same header keys in the same order."""
-    header: dict[str, Any] = {"c": "p", "t": update.topic, "sub_id": sub.sub_id}
-    if update.correlation_id is not None:
-        header["x"] = update.correlation_id
-    if update.key is not None and not sub.options.no_sowkey:
-        header["k"] = update.key
-    if update.bookmark is not None:
-        header["bm"] = update.bookmark
-    return encode_frame(header, new)
+    header: dict[str, Any] = {"c": "p", "t": topic, "sub_id": sub_id}
+    if correlation_id is not None:
+        header["x"] = correlation_id
+    if key is not None:
+        header["k"] = key
+    if bookmark is not None:
+        header["bm"] = bookmark
+    return encode_frame(header, data)
 
 
 def render(update: Update, subs: list[Subscription], now: int) -> bytes:

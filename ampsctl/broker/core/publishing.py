@@ -15,51 +15,67 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ampsctl.broker.core.actions import Action, Append, Send
-from ampsctl.broker.core.fanout import Update, UpdateKind, fan_out
+from ampsctl.broker.core.fanout import Update, UpdateKind, fan_out, fan_out_message
 from ampsctl.broker.core.queries import prepare, sow_topics
 from ampsctl.broker.core.refusal import INVALID_MESSAGE, Refused
 from ampsctl.broker.core.session import Session
 from ampsctl.broker.core.writes import Written
 from ampsctl.filter.regexes import has_metachars
 from ampsctl.journal.record import Command, sow_delete_payload
-from ampsctl.protocol.acks import AckType, stats_ack
-from ampsctl.protocol.commands import DeltaPublish, Publish, SowDelete, SowDeleteForm
+from ampsctl.protocol.acks import Ack, AckType, Status, stats_ack
+from ampsctl.protocol.commands import DeltaPublish, Publish, SowDelete, SowDeleteForm, encode_publish_ack
 from ampsctl.protocol.errors import Reason
 from ampsctl.sow.record import ChangeKind
 
 if TYPE_CHECKING:
     from ampsctl.broker.core.broker import BrokerCore
 
+_PROCESSED, _PERSISTED = AckType.PROCESSED, AckType.PERSISTED
+
 
 def publish(core: BrokerCore, session: Session, cmd: Publish | DeltaPublish, now: int) -> list[Action]:
-    conn = session.conn
-    if core.publishers.is_duplicate(session.client_name, cmd.seq):
-        out: list[Action] = []
-        if cmd.wants(AckType.PROCESSED):
-            out.append(Send(conn, cmd.ack(AckType.PROCESSED, reason=Reason.DUPLICATE.value).encode()))
-        if cmd.wants(AckType.PERSISTED):
-            out.append(core.durable(conn, cmd.ack(AckType.PERSISTED, reason=Reason.DUPLICATE.value).encode()))
-        return out
+    """The handler of both commands (handlers.TABLE)."""
     kind = Command.DELTA_PUBLISH if isinstance(cmd, DeltaPublish) else Command.PUBLISH
-    written = core.writes.write(kind, cmd.topic, cmd.data, now=now, sow_key=cmd.sow_key, expiration=cmd.expiration,
-                                correlation_id=cmd.correlation_id, client_name=session.client_name,
-                                publisher_sequence=cmd.seq)
+    return publish_message(core, session, kind, cmd.cid, cmd.acks, cmd.topic, cmd.data, cmd.seq, cmd.expiration,
+                           cmd.correlation_id, cmd.sow_key, now)
+
+
+def publish_message(core: BrokerCore, session: Session, kind: Command, cid: str | None, acks: frozenset[AckType],
+                    topic: str, data: bytes, seq: int | None, expiration: int | None, correlation_id: str | None,
+                    sow_key: str | None, now: int) -> list[Action]:
+    """One publish from its fields: the handler's work, and the whole of the core's publish lane
+    (``BrokerCore.receive``), which skips building the command object."""
+    conn = session.conn
+    client_name = session.client_name
+    if core.publishers.is_duplicate(client_name, seq):
+        out: list[Action] = []
+        if _PROCESSED in acks:
+            ack = Ack(_PROCESSED, Status.SUCCESS, cid, Reason.DUPLICATE.value, topic=topic, seq=seq)
+            out.append(Send(conn, ack.encode()))
+        if _PERSISTED in acks:
+            ack = Ack(_PERSISTED, Status.SUCCESS, cid, Reason.DUPLICATE.value, topic=topic, seq=seq)
+            out.append(core.durable(conn, ack.encode()))
+        return out
+    written = core.writes.write(kind, topic, data, now, sow_key, expiration, correlation_id, client_name, seq)
     out = []
     record = written.record
     if record is not None:
         out.append(Append(record))
-    core.publishers.published(session.client_name, cmd.seq, record.sequence if record is not None else 0)
-    if cmd.wants(AckType.PROCESSED):
-        out.append(Send(conn, cmd.encoded_ack(AckType.PROCESSED)))
-    # Every change of a publish is to cmd.topic: with no subscription there, no Update (nor the
+    core.publishers.published(client_name, seq, record.sequence if record is not None else 0)
+    if _PROCESSED in acks:
+        out.append(Send(conn, encode_publish_ack(_PROCESSED, cid, topic, seq)))
+    # Every change of a publish is to its topic: with no subscription there, no Update (nor the
     # bookmark text) is built at all -- the common case of a publisher feeding a journal.
-    subs = core.subs.matching(cmd.topic)
+    subs = core.subs.matching(topic)
     if subs:
         bookmark = record.bookmark if record is not None else None
-        for update in updates(written, cmd.topic, cmd.data, correlation_id=cmd.correlation_id, bookmark=bookmark):
-            out += fan_out(update, subs, now)
-    if cmd.wants(AckType.PERSISTED):
-        out.append(core.durable(conn, cmd.encoded_ack(AckType.PERSISTED)))
+        if written.group is None:
+            out += fan_out_message(subs, topic, data, correlation_id, bookmark, now)
+        else:
+            for update in updates(written, topic, data, correlation_id=correlation_id, bookmark=bookmark):
+                out += fan_out(update, subs, now)
+    if _PERSISTED in acks:
+        out.append(core.durable(conn, encode_publish_ack(_PERSISTED, cid, topic, seq)))
     return out
 
 

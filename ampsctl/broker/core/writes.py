@@ -65,14 +65,25 @@ class Writes:
         self.message_type = settings.message_type
         self.last_sequence = last_sequence
 
-    def write(self, command: Command, topic: str, payload: bytes, *, now: int, sow_key: str | None = None,
+    def write(self, command: Command, topic: str, payload: bytes, now: int, sow_key: str | None = None,
               expiration: int | None = None, correlation_id: str | None = None, client_name: str | None = None,
               publisher_sequence: int | None = None) -> Written:
-        """Apply one write; Refused when the SOW cannot store it."""
-        group = self.store.route(topic, self.message_type)
+        """Apply one write; Refused when the SOW cannot store it. (Positional parameters: the
+        publish lane calls this once per message.)"""
+        store = self.store
+        group = store.route(topic, self.message_type)
         recorded = self.settings.records(topic)
-        if group is None and not recorded:
-            return Written(None, [], None)
+        if group is None:
+            if not recorded:
+                return Written(None, [], None)
+            # What ``store.apply`` does with a topic it does not store, without the call:
+            # the store's last sequence follows the journal (see the module docstring).
+            sequence = self.last_sequence + 1
+            if sequence > store.last_sequence:
+                store.last_sequence = sequence
+            self.last_sequence = sequence
+            return Written(JournalRecord(sequence, now, command, topic, self.message_type, payload, sow_key,
+                                         expiration, correlation_id, client_name, publisher_sequence), [], None)
         sequence = self.last_sequence + 1 if recorded else 0
         record = JournalRecord(sequence, now, command, topic, self.message_type, payload, sow_key, expiration,
                                correlation_id, client_name, publisher_sequence)
