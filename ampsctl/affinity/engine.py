@@ -24,11 +24,13 @@ Invariants (tests/affinity/test_properties.py checks them after every event):
 4. A new assignment goes to a least-loaded covering publisher, ties to the earliest activation.
 5. The same events always give the same output: dicts keep insertion order, counters order
    activations and interest, nothing else is consulted.
+
+Speed (docs/affinity.md, Performance): ``handle`` runs the common subscribe and unsubscribe
+inline; everything else takes the general methods below, which say the same thing once.
 """
 
 from __future__ import annotations
 
-import heapq
 from typing import Final
 
 import regex
@@ -45,23 +47,53 @@ from ampsctl.affinity.model import (
     SubscriptionEvent,
     Unsubscribe,
 )
+from ampsctl.affinity.publishers import CoverageIndex, LoadHeap, Publisher, search
 from ampsctl.errors import InputError
 from ampsctl.filter.errors import FilterError
-from ampsctl.filter.regexes import compile_pattern, has_metachars, search_compiled
+from ampsctl.filter.regexes import compile_pattern, has_metachars
 
-_OTHER: Final = 0  # neither control nor interest: kept only so an unsubscribe finds it
-_INTEREST: Final = 1
-_CONTROL: Final = 2  # a control subscription that counts
-_INTEREST_CACHE_LIMIT: Final = 1 << 20  # distinct topics remembered before the cache restarts
+_TOPIC_LIMIT: Final = 1 << 20  # topic states kept before those without interest are dropped
 
 ASSIGN, UNASSIGN, NO_HANDLERS = AffinityAction.ASSIGN, AffinityAction.UNASSIGN, AffinityAction.NO_HANDLERS
 SUBSCRIBE, UNSUBSCRIBE = Cause.SUBSCRIBE, Cause.UNSUBSCRIBE
 PUBLISHER_LOST, PUBLISHER_JOINED = Cause.PUBLISHER_LOST, Cause.PUBLISHER_JOINED
+_new = tuple.__new__  # builds an AffinityEvent without its Python-level __new__: a third of the cost
 
-# A live subscription: (kind, topic, coverage PCRE or None, serial). A plain tuple, as there
-# may be millions and the hot path builds one per subscribe. The serial, unique per
-# subscription, keys the topic's subscriber table: an int hashes faster than a tuple.
-_Sub = tuple[int, str, "regex.Pattern[str] | None", int]
+
+class _Mark:
+    """What a connection's sub_id maps to when the subscription is not interest."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+_IGNORED: Final = _Mark("ignored")  # neither interest nor counting: kept so an unsubscribe finds it
+_COUNTED: Final = _Mark("counted")  # a counting control subscription; its PCRE is on the Publisher
+
+
+class _Topic:
+    """A topic that SubscriptionTopic finds. It outlives its interest (``count`` 0) so that
+    a topic coming back costs no classification and no allocation."""
+
+    __slots__ = ("name", "count", "since", "publisher", "subscribers")
+
+    def __init__(self, name: str, all_mode: bool) -> None:
+        self.name = name
+        self.count = 0  # live interest subscriptions
+        self.since = 0  # orders topics by when their current interest began
+        self.publisher: Publisher | None = None
+        # Announcements=all only: subscription serial -> _Connection, in subscription order.
+        self.subscribers: dict[int, _Connection] | None = {} if all_mode else None
+
+
+# A live subscription, in ``_Connection.subs``: _IGNORED, _COUNTED, or for interest the
+# _Topic itself (default mode) or (_Topic, serial) (all mode, the serial keys subscribers).
+_Entry = _Mark | _Topic | tuple[_Topic, int]
 
 
 class _Connection:
@@ -70,43 +102,7 @@ class _Connection:
     def __init__(self, name: str, client: str) -> None:
         self.name = name
         self.client = client
-        self.subs: dict[str, _Sub] = {}
-
-
-class _Topic:
-    __slots__ = ("name", "since", "subscribers", "publisher")
-
-    def __init__(self, name: str, since: int) -> None:
-        self.name = name
-        self.since = since  # orders topics by when their current interest began
-        self.subscribers: dict[int, tuple[str, str]] = {}  # subscription serial -> (client, connection)
-        self.publisher: _Publisher | None = None
-
-
-class _Publisher:
-    __slots__ = ("connection", "client", "activation", "load", "topics", "coverage", "live")
-
-    def __init__(self, connection: str, client: str, activation: int) -> None:
-        self.connection = connection
-        self.client = client
-        self.activation = activation
-        self.load = 0
-        self.topics: dict[str, _Topic] = {}
-        self.coverage: dict[str, regex.Pattern[str] | None] = {}  # counting control sub_id -> PCRE
-        self.live = True
-
-    def covers(self, topic: str) -> bool:
-        for pattern in self.coverage.values():
-            if pattern is None or _search(pattern, topic):
-                return True
-        return False
-
-
-def _search(pattern: regex.Pattern[str], text: str) -> bool:
-    try:
-        return search_compiled(pattern, text)
-    except FilterError:  # a pattern that runs past its timeout matches nothing
-        return False
+        self.subs: dict[str, _Entry] = {}  # sub_id -> entry, in subscription order
 
 
 class FaucetEngine:
@@ -128,33 +124,62 @@ class FaucetEngine:
         self._control_topic = settings.control_topic
         self._coverage_option = settings.coverage_option
         self._connections: dict[str, _Connection] = {}
-        self._publishers: dict[str, _Publisher] = {}  # by connection, in activation order
-        self._topics: dict[str, _Topic] = {}  # interested topics
+        self._publishers: dict[str, Publisher] = {}  # by connection, in activation order
+        self._topics: dict[str, _Topic | _Mark] = {}  # every topic classified: its state, or _IGNORED
+        self._topic_floor = self._topic_limit = _TOPIC_LIMIT
         self._unassigned: dict[str, _Topic] = {}  # interested topics without a publisher
-        self._heap: list[tuple[int, int, _Publisher]] = []  # see _choose
+        self._heap = LoadHeap(self._publishers) if settings.coverage_option is None else None
+        self._coverage = CoverageIndex()
         self._activations = 0
         self._interest_seq = 0
         self._serial = 0
-        self._is_interest: dict[str, bool] = {}
 
     # ---- events in
 
     def handle(self, event: SubscriptionEvent) -> list[AffinityEvent]:
         """The affinity events ``event`` causes, in the order the action runs them."""
-        out: list[AffinityEvent] = []
         kind = type(event)
         if kind is Subscribe:
-            self._subscribe(event, out)  # type: ignore[arg-type]
-        elif kind is Unsubscribe:
-            self._unsubscribe(event, out)  # type: ignore[arg-type]
-        elif kind is Disconnect:
+            connection, client, topic, sub_id, _options = event  # type: ignore[misc]
+            conn = self._connections.get(connection)
+            # Inline: a known connection subscribing a new sub_id to a known topic.
+            if conn is not None and conn.client == client and topic != self._control_topic and sub_id not in conn.subs:
+                state = self._topics.get(topic)
+                if state is None:
+                    state = self._classify(topic)
+                if state is _IGNORED:
+                    conn.subs[sub_id] = _IGNORED
+                    return []
+                if state.count and not self._all:  # type: ignore[union-attr]
+                    conn.subs[sub_id] = state
+                    state.count += 1  # type: ignore[union-attr]
+                    return []
+                out: list[AffinityEvent] = []
+                self._add_interest(conn, sub_id, state, out)  # type: ignore[arg-type]
+                return out
+            out = []
+            self._subscribe(event, conn, out)  # type: ignore[arg-type]
+            return out
+        if kind is Unsubscribe:
+            conn = self._connections.get(event.connection)
+            entry = conn.subs.pop(event.sub_id, None) if conn is not None else None  # type: ignore[union-attr]
+            if type(entry) is _Topic and entry.count > 1:  # inline: interest that stays (default mode)
+                entry.count -= 1
+                return []
+            out = []
+            if entry is None:
+                self.warnings.append(f"unsubscribe of unknown subscription {event.sub_id!r} on connection {event.connection!r}: ignored")  # type: ignore[union-attr]
+            else:
+                self._remove(conn, event.sub_id, entry, out)  # type: ignore[arg-type, union-attr]
+            return out
+        if kind is Disconnect:
+            out = []
             self._disconnect(event.connection, out)  # type: ignore[union-attr]
-        else:
-            raise TypeError(f"not a subscription event: {event!r}")
-        return out
+            return out
+        raise TypeError(f"not a subscription event: {event!r}")
 
-    def _subscribe(self, event: Subscribe, out: list[AffinityEvent]) -> None:
-        conn = self._connections.get(event.connection)
+    def _subscribe(self, event: Subscribe, conn: _Connection | None, out: list[AffinityEvent]) -> None:
+        """Any subscribe (``conn`` is the connection's state, if any); ``handle`` inlines the common one."""
         if conn is None:
             conn = self._connections[event.connection] = _Connection(event.connection, event.client)
         elif conn.client != event.client:
@@ -170,66 +195,55 @@ class FaucetEngine:
         if topic == self._control_topic:
             self._add_control(conn, event, out)
             return
-        self._serial += 1
-        interested = self._topics.get(topic)
-        if interested is not None or self._is_interest.get(topic) or (topic not in self._is_interest and self._classify(topic)):
-            conn.subs[sub_id] = (_INTEREST, topic, None, self._serial)
-            self._add_interest(conn, self._serial, topic, interested, out)
+        state = self._topics.get(topic)
+        if state is None:
+            state = self._classify(topic)
+        if state is _IGNORED:
+            conn.subs[sub_id] = _IGNORED
         else:
-            conn.subs[sub_id] = (_OTHER, topic, None, self._serial)
-
-    def _unsubscribe(self, event: Unsubscribe, out: list[AffinityEvent]) -> None:
-        conn = self._connections.get(event.connection)
-        sub = conn.subs.pop(event.sub_id, None) if conn is not None else None
-        if sub is None:
-            self.warnings.append(f"unsubscribe of unknown subscription {event.sub_id!r} on connection {event.connection!r}: ignored")
-            return
-        if sub[0] == _INTEREST:  # the common case, without the detour through _remove
-            self._remove_interest(conn, sub[3], sub[1], out)  # type: ignore[arg-type]
-        else:
-            self._remove(conn, event.sub_id, sub, out)  # type: ignore[arg-type]
+            self._add_interest(conn, sub_id, state, out)  # type: ignore[arg-type]
 
     def _disconnect(self, name: str, out: list[AffinityEvent]) -> None:
         conn = self._connections.pop(name, None)
         if conn is None:
             return  # a connection that never subscribed leaves nothing behind
-        for kind, topic, _coverage, serial in conn.subs.values():
-            if kind == _INTEREST:
-                self._remove_interest(conn, serial, topic, out)
+        for entry in conn.subs.values():
+            if type(entry) is not _Mark:
+                self._remove_interest(conn, entry, out)  # type: ignore[arg-type]
         publisher = self._publishers.get(name)
         if publisher is not None:
             self._lose(publisher, out)
         conn.subs.clear()
 
-    def _remove(self, conn: _Connection, sub_id: str, sub: _Sub, out: list[AffinityEvent]) -> None:
-        kind, topic, _coverage, serial = sub
-        if kind == _INTEREST:
-            self._remove_interest(conn, serial, topic, out)
-        elif kind == _CONTROL:
+    def _remove(self, conn: _Connection, sub_id: str, entry: _Entry, out: list[AffinityEvent]) -> None:
+        """Remove one subscription (already popped from ``conn.subs``)."""
+        if entry is _COUNTED:
             publisher = self._publishers[conn.name]
             del publisher.coverage[sub_id]
             if not publisher.coverage:
                 self._lose(publisher, out)
+        elif entry is not _IGNORED:
+            self._remove_interest(conn, entry, out)  # type: ignore[arg-type]
 
     # ---- publishers
 
     def _add_control(self, conn: _Connection, event: Subscribe, out: list[AffinityEvent]) -> None:
-        counts, coverage = self._coverage(event)
-        self._serial += 1
-        conn.subs[event.sub_id] = (_CONTROL if counts else _OTHER, event.topic, coverage, self._serial)
+        counts, coverage = self._control_coverage(event)
+        conn.subs[event.sub_id] = _COUNTED if counts else _IGNORED
         if not counts:
             return
         publisher = self._publishers.get(conn.name)
         joined = publisher is None
         if publisher is None:
             self._activations += 1
-            publisher = self._publishers[conn.name] = _Publisher(conn.name, conn.client, self._activations)
-            self._push(publisher)
+            publisher = self._publishers[conn.name] = Publisher(conn.name, conn.client, self._activations)
+            if self._heap is not None:
+                self._heap.push(publisher)
         publisher.coverage[event.sub_id] = coverage
         if joined or self._coverage_option is not None:  # arrival, or perhaps wider coverage
             self._sweep(publisher, coverage, out)
 
-    def _coverage(self, event: Subscribe) -> tuple[bool, regex.Pattern[str] | None]:
+    def _control_coverage(self, event: Subscribe) -> tuple[bool, regex.Pattern[str] | None]:
         """Whether a control subscription counts, and the coverage PCRE it brings (None: all)."""
         option = self._coverage_option
         if option is None:
@@ -245,168 +259,147 @@ class FaucetEngine:
             self.warnings.append(f"{where}: {option}={value!r} is not a valid PCRE ({exc.message}): ignored, as AMPS does")
             return False, None
 
-    def _sweep(self, publisher: _Publisher, coverage: regex.Pattern[str] | None, out: list[AffinityEvent]) -> None:
+    def _sweep(self, publisher: Publisher, coverage: regex.Pattern[str] | None, out: list[AffinityEvent]) -> None:
         """Give ``publisher`` the unassigned interested topics it now covers, oldest interest first.
 
         By invariant 2 no other eligible publisher covers them, so it is the least loaded.
         """
         if not self._unassigned:
             return
+        finds = self._coverage.finds
         for topic in sorted(self._unassigned.values(), key=_since):
-            if coverage is None or _search(coverage, topic.name):
+            if coverage is None or finds(coverage, topic.name):
                 del self._unassigned[topic.name]
                 self._assign(topic, publisher)
                 self._announce(topic, out, ASSIGN, PUBLISHER_JOINED)
 
-    def _lose(self, publisher: _Publisher, out: list[AffinityEvent]) -> None:
+    def _lose(self, publisher: Publisher, out: list[AffinityEvent]) -> None:
         """``publisher`` is no longer eligible: reassign each of its topics, oldest interest first."""
         del self._publishers[publisher.connection]
         publisher.live = False
-        topics = sorted(publisher.topics.values(), key=_since)
+        topics: list[_Topic] = sorted(publisher.topics.values(), key=_since)  # type: ignore[arg-type]
         publisher.topics.clear()
+        publisher.load = 0
+        lost = (publisher.client, publisher.connection)
         for topic in topics:
             topic.publisher = None
             replacement = self._choose(topic.name)
             if replacement is None:
                 self._unassigned[topic.name] = topic
+                action, fields = NO_HANDLERS, (None, None)
             else:
                 self._assign(topic, replacement)
                 self.reassignments += 1
-            action = NO_HANDLERS if replacement is None else ASSIGN
+                action, fields = ASSIGN, (replacement.client, replacement.connection)
             if self._all:
-                for client, connection in topic.subscribers.values():
-                    self._emit(out, UNASSIGN, topic.name, publisher, client, connection, PUBLISHER_LOST)
-                    self._emit(out, action, topic.name, replacement, client, connection, PUBLISHER_LOST)
+                for conn in topic.subscribers.values():  # type: ignore[union-attr]
+                    out.append(_new(AffinityEvent, (UNASSIGN, topic.name, *lost, conn.client, conn.name, PUBLISHER_LOST)))
+                    out.append(_new(AffinityEvent, (action, topic.name, *fields, conn.client, conn.name, PUBLISHER_LOST)))
             else:
-                self._emit(out, action, topic.name, replacement, None, None, PUBLISHER_LOST)
+                out.append(_new(AffinityEvent, (action, topic.name, *fields, None, None, PUBLISHER_LOST)))
 
-    def _choose(self, topic: str) -> _Publisher | None:
-        """The least-loaded eligible publisher covering ``topic``, ties to the earliest activation.
+    def _choose(self, topic: str) -> Publisher | None:
+        """The least-loaded eligible publisher covering ``topic``, ties to the earliest activation."""
+        if self._heap is not None:
+            return self._heap.least_loaded()
+        return self._coverage.least_loaded(self._publishers, topic)
 
-        Without coverage every publisher qualifies, and a heap of (load, activation, publisher)
-        answers in O(log n). Its invariant: every live publisher has an entry whose load is at
-        most its real load. Only an unassign pushes (a load that falls); a rise is fixed when
-        the stale entry reaches the top, and dead publishers' entries are dropped there.
-        """
-        if self._coverage_option is None:
-            heap = self._heap
-            while heap:
-                load, activation, publisher = heap[0]
-                if not publisher.live or load > publisher.load:
-                    heapq.heappop(heap)
-                elif load < publisher.load:
-                    heapq.heapreplace(heap, (publisher.load, activation, publisher))
-                else:
-                    return publisher
-            return None
-        best: _Publisher | None = None
-        for publisher in self._publishers.values():  # activation order, so ties keep the first
-            if (best is None or publisher.load < best.load) and publisher.covers(topic):
-                best = publisher
-        return best
-
-    def _push(self, publisher: _Publisher) -> None:
-        """Record a new or lower load on the heap (only needed without coverage)."""
-        if self._coverage_option is not None:
-            return
-        heap = self._heap
-        if len(heap) > 4 * len(self._publishers) + 64:  # drop stale entries now and then
-            heap[:] = [(p.load, p.activation, p) for p in self._publishers.values()]
-            heapq.heapify(heap)
-        else:
-            heapq.heappush(heap, (publisher.load, publisher.activation, publisher))
-
-    def _assign(self, topic: _Topic, publisher: _Publisher) -> None:
+    def _assign(self, topic: _Topic, publisher: Publisher) -> None:
         topic.publisher = publisher
         publisher.topics[topic.name] = topic
-        publisher.load += 1  # the heap entry is now low, which _choose tolerates
-
-    def _unassign(self, topic: _Topic) -> None:
-        publisher = topic.publisher
-        assert publisher is not None
-        del publisher.topics[topic.name]
-        publisher.load -= 1
-        topic.publisher = None
-        self._push(publisher)
+        publisher.load += 1  # the heap entry is now low, which LoadHeap tolerates
 
     # ---- interest
 
-    def _classify(self, topic: str) -> bool:
-        """Whether subscriptions to ``topic`` count as interest (cached per topic)."""
-        if len(self._is_interest) >= _INTEREST_CACHE_LIMIT:
-            self._is_interest.clear()
-        interesting = self._is_interest[topic] = not has_metachars(topic) and _search(self._pattern, topic)
-        return interesting
+    def _classify(self, topic: str) -> _Topic | _Mark:
+        """The state of a topic seen for the first time: a _Topic if subscriptions to it are interest."""
+        if len(self._topics) >= self._topic_limit:  # forget the topics nobody wants now
+            self._topics = {name: t for name, t in self._topics.items() if type(t) is _Topic and t.count}
+            self._topic_limit = max(self._topic_floor, 2 * len(self._topics))
+        interesting = not has_metachars(topic) and search(self._pattern, topic)
+        state = self._topics[topic] = _Topic(topic, self._all) if interesting else _IGNORED
+        return state
 
-    def _add_interest(self, conn: _Connection, serial: int, name: str, topic: _Topic | None, out: list[AffinityEvent]) -> None:
-        """Add an interest subscription to ``name``; ``topic`` is its state, None if it had no interest."""
-        if topic is None:
+    def _add_interest(self, conn: _Connection, sub_id: str, topic: _Topic, out: list[AffinityEvent]) -> None:
+        """Add an interest subscription to ``topic``."""
+        if self._all:
+            self._serial += 1
+            conn.subs[sub_id] = (topic, self._serial)
+            topic.subscribers[self._serial] = conn  # type: ignore[index]
+        else:
+            conn.subs[sub_id] = topic
+        topic.count += 1
+        if topic.count == 1:  # the first interest
             self._interest_seq += 1
-            topic = self._topics[name] = _Topic(name, self._interest_seq)
-            topic.subscribers[serial] = (conn.client, conn.name)
-            publisher = self._choose(name)
+            topic.since = self._interest_seq
+            publisher = self._choose(topic.name)
             if publisher is None:
-                self._unassigned[name] = topic
+                self._unassigned[topic.name] = topic
             else:
                 self._assign(topic, publisher)
             if not self._all:
-                self._emit(out, NO_HANDLERS if publisher is None else ASSIGN, name, publisher, None, None, SUBSCRIBE)
+                self._emit(out, topic, None, SUBSCRIBE)
                 return
-        else:
-            topic.subscribers[serial] = (conn.client, conn.name)
-            if not self._all:
-                return
-        publisher = topic.publisher
-        self._emit(out, NO_HANDLERS if publisher is None else ASSIGN, name, publisher, conn.client, conn.name, SUBSCRIBE)
+        elif not self._all:
+            return
+        self._emit(out, topic, conn, SUBSCRIBE)
 
-    def _remove_interest(self, conn: _Connection, serial: int, name: str, out: list[AffinityEvent]) -> None:
-        topic = self._topics[name]
-        del topic.subscribers[serial]
-        publisher = topic.publisher
-        if self._all and publisher is not None:
-            self._emit(out, UNASSIGN, name, publisher, conn.client, conn.name, UNSUBSCRIBE)
-        if topic.subscribers:
+    def _remove_interest(self, conn: _Connection, entry: _Topic | tuple[_Topic, int], out: list[AffinityEvent]) -> None:
+        """Remove an interest subscription (its entry is already out of ``conn.subs``)."""
+        if type(entry) is tuple:  # all mode
+            topic, serial = entry
+            del topic.subscribers[serial]  # type: ignore[union-attr]
+            publisher = topic.publisher
+            if publisher is not None:
+                out.append(_new(AffinityEvent, (UNASSIGN, topic.name, publisher.client, publisher.connection, conn.client, conn.name, UNSUBSCRIBE)))
+        else:
+            topic = entry  # type: ignore[assignment]
+            publisher = topic.publisher
+        topic.count -= 1
+        if topic.count:
             return
-        del self._topics[name]
         if publisher is None:
-            del self._unassigned[name]
+            del self._unassigned[topic.name]
             return
-        self._unassign(topic)
+        del publisher.topics[topic.name]
+        publisher.load -= 1
+        topic.publisher = None
+        if self._heap is not None:
+            self._heap.push(publisher)
         if not self._all:
-            self._emit(out, UNASSIGN, name, publisher, None, None, UNSUBSCRIBE)
+            out.append(_new(AffinityEvent, (UNASSIGN, topic.name, publisher.client, publisher.connection, None, None, UNSUBSCRIBE)))
 
     # ---- events out
 
     def _announce(self, topic: _Topic, out: list[AffinityEvent], action: AffinityAction, cause: Cause) -> None:
         """One event, or one per interested subscriber with Announcements=all."""
+        publisher = topic.publisher
+        fields = (None, None) if publisher is None or action is NO_HANDLERS else (publisher.client, publisher.connection)
         if self._all:
-            for client, connection in topic.subscribers.values():
-                self._emit(out, action, topic.name, topic.publisher, client, connection, cause)
+            name = topic.name
+            out += [_new(AffinityEvent, (action, name, *fields, conn.client, conn.name, cause)) for conn in topic.subscribers.values()]  # type: ignore[union-attr]
         else:
-            self._emit(out, action, topic.name, topic.publisher, None, None, cause)
+            out.append(_new(AffinityEvent, (action, topic.name, *fields, None, None, cause)))
 
-    def _emit(
-        self,
-        out: list[AffinityEvent],
-        action: AffinityAction,
-        topic: str,
-        publisher: _Publisher | None,
-        subscriber_client: str | None,
-        subscriber_connection: str | None,
-        cause: Cause,
-    ) -> None:
-        # tuple.__new__ skips the named tuple's Python-level __new__: a third of the cost.
-        if publisher is None or action is NO_HANDLERS:
-            fields = (action, topic, None, None, subscriber_client, subscriber_connection, cause)
+    def _emit(self, out: list[AffinityEvent], topic: _Topic, subscriber: _Connection | None, cause: Cause) -> None:
+        """``assign`` to the topic's publisher, or ``no_handlers``; naming ``subscriber`` if given."""
+        publisher = topic.publisher
+        who = (None, None) if subscriber is None else (subscriber.client, subscriber.name)
+        if publisher is None:
+            out.append(_new(AffinityEvent, (NO_HANDLERS, topic.name, None, None, *who, cause)))
         else:
-            fields = (action, topic, publisher.client, publisher.connection, subscriber_client, subscriber_connection, cause)
-        out.append(tuple.__new__(AffinityEvent, fields))
+            out.append(_new(AffinityEvent, (ASSIGN, topic.name, publisher.client, publisher.connection, *who, cause)))
 
     # ---- state out (summaries and the property tests)
 
+    def _interested(self) -> list[_Topic]:
+        """The interested topics, oldest interest first."""
+        live = [t for t in self._topics.values() if type(t) is _Topic and t.count]
+        return sorted(live, key=_since)  # type: ignore[arg-type]
+
     def assignments(self) -> dict[str, str | None]:
         """Each interested topic's publisher connection (None when unassigned), oldest interest first."""
-        return {name: t.publisher.connection if t.publisher else None for name, t in self._topics.items()}
+        return {t.name: t.publisher.connection if t.publisher else None for t in self._interested()}
 
     def publishers(self) -> list[PublisherState]:
         """The eligible publishers in activation order."""
@@ -416,10 +409,17 @@ class FaucetEngine:
         ]
 
     def interest(self) -> dict[str, tuple[tuple[str, str], ...]]:
-        """Each interested topic's subscribers as (client, connection), in subscription order."""
-        return {name: tuple(t.subscribers.values()) for name, t in self._topics.items()}
+        """Each interested topic's subscribers as (client, connection), oldest interest first;
+        within a topic, by connection (in the order connections first subscribed), then by
+        subscription."""
+        found: dict[str, list[tuple[str, str]]] = {t.name: [] for t in self._interested()}
+        for conn in self._connections.values():
+            for entry in conn.subs.values():
+                if type(entry) is not _Mark:
+                    topic = entry[0] if type(entry) is tuple else entry
+                    found[topic.name].append((conn.client, conn.name))  # type: ignore[union-attr]
+        return {name: tuple(subscribers) for name, subscribers in found.items()}
 
 
 def _since(topic: _Topic) -> int:
     return topic.since
-
