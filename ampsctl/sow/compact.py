@@ -17,6 +17,12 @@ issue must agree with.
   ``overwrite``; every target is checked before anything is written.
 * A record the SOW cannot apply (a message without its key fields...) stops compaction with
   its sequence, unless ``on_error`` takes it (``--keep-going``).
+
+Two paths, one result: ``fastcompact`` (last value per record from lazy journal views, bulk
+file writes) runs first and gives up on any journal it cannot replay exactly (sow_delete,
+EXPIRE records, History topics...); the reference replay through ``SowStore`` below then
+runs from the start. ``fast=False`` runs only the reference (tests compare the two). On a
+fallback the progress callback starts again from 0; refused records reach ``on_error`` once.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from ampsctl.errors import UsageError
@@ -69,6 +76,7 @@ def compact(
     overwrite: bool = False,
     on_error: Callable[[ReplayError], None] | None = None,
     progress: Callable[[int], None] | None = None,
+    fast: bool = True,
 ) -> CompactResult:
     """Build the SOW files of ``specs`` from ``journal`` into ``out_dir``."""
     from ampsctl.journal.bookmarks import parse_position
@@ -87,6 +95,10 @@ def compact(
             now = to_timestamp if now is None else now
         else:
             to_sequence = reader.seek_bookmark(as_of)  # checks the bookmark names a record of this journal
+    if fast:
+        result = _compact_fast(reader, specs, targets, to_sequence, to_timestamp, now, on_error, progress)
+        if result is not None:
+            return result
     store = SowStore(specs)
     scanned = applied = skipped = 0
     last_timestamp = None
@@ -115,6 +127,34 @@ def compact(
         count = write_group(target, group, sequence=store.last_sequence)
         files.append(CompactedFile(group.spec.name, group.spec.message_type, str(target), count, len(group.topics)))
     return CompactResult(files, scanned, applied, store.last_sequence, now, expired, skipped)
+
+
+def _compact_fast(reader: Any, specs: Sequence[TopicSpec], targets: list[Path], to_sequence: int | None,
+                  to_timestamp: int | None, now: int | None, on_error: Callable[[ReplayError], None] | None,
+                  progress: Callable[[int], None] | None) -> CompactResult | None:
+    """The fast path's result, or None when the reference replay must run (see fastcompact)."""
+    from ampsctl.sow import fastcompact
+    from ampsctl.sow.bulkwrite import write_rows
+
+    try:
+        state = fastcompact.scan(reader, specs, to_sequence=to_sequence, to_timestamp=to_timestamp,
+                                 keep_going=on_error is not None, progress=progress)
+        keyed = fastcompact.keyed(state)
+    except fastcompact.Fallback:
+        return None
+    if progress is not None:
+        progress(state.scanned)
+    for refused in state.refused:  # only now: a fallback would have reported them again
+        on_error(refused)  # type: ignore[misc]
+    if now is None:
+        now = state.last_timestamp
+    expired = fastcompact.sweep(state, keyed, now)
+    files = []
+    for fast, topics, target in zip(state.groups, keyed, targets, strict=True):
+        group = fast.group
+        count = write_rows(target, group, fastcompact.rows(fast, topics), sequence=state.last_sequence)
+        files.append(CompactedFile(group.spec.name, group.spec.message_type, str(target), count, len(group.topics)))
+    return CompactResult(files, state.scanned, state.applied, state.last_sequence, now, expired, state.skipped)
 
 
 def check_targets(targets: list[Path], overwrite: bool) -> None:

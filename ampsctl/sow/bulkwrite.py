@@ -1,0 +1,96 @@
+"""Writing a whole SOW file from prepared rows (compaction's fast path).
+
+``write_rows`` gives the file ``checkpoint.write_group`` would write for a group holding
+those records: ``write_group`` itself writes the schema and meta (from the group, whose
+concrete topics are there but empty), then the rows go in with one transaction of
+``executemany`` batches, and the file is renamed into place only when complete and synced.
+So the format has one writer; this only adds the bulk insert, with pragmas for a file no one
+else can see yet (no rollback journal, no syncs until the end, a large page cache so the key
+indexes are built in memory).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+from collections.abc import Iterable
+from contextlib import suppress
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from ampsctl.errors import EnvironmentProblem
+from ampsctl.sow.checkpoint import write_group
+from ampsctl.sow.sowfile import RECORD_COLUMNS, index_columns
+from ampsctl.sow.store import TopicGroup
+
+BATCH = 20_000
+CACHE_KIB = 262_144  # 256 MiB of page cache at most, only while the file is written
+
+
+def write_rows(path: str | os.PathLike[str], group: TopicGroup, rows: Iterable[tuple[Any, ...]], *,
+               sequence: int, sync: bool = True) -> int:
+    """Write a new SOW file at ``path`` for ``group`` (records: ``rows``); the number of records.
+
+    ``rows`` are complete records-table rows in insert order (``fastcompact.rows``)."""
+    target = Path(path)
+    scratch = target.with_name(f".{target.name}.bulk-{os.getpid()}")
+    try:
+        write_group(scratch, group, sequence=sequence, sync=False)  # schema and meta; no records yet
+        connection = sqlite3.connect(scratch, isolation_level=None)
+        try:
+            for pragma in ("journal_mode = OFF", "synchronous = OFF", f"cache_size = -{CACHE_KIB}",
+                           "locking_mode = EXCLUSIVE", "temp_store = MEMORY"):
+                connection.execute(f"PRAGMA {pragma}")
+            columns = RECORD_COLUMNS.split(", ") + index_columns(len(group.indexer.hash_fields), len(group.indexer.memo_fields))
+            sql = f"INSERT INTO records ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+            count = 0
+            connection.execute("BEGIN")
+            iterator = iter(rows)
+            while batch := list(islice(iterator, BATCH)):
+                connection.executemany(sql, batch)
+                count += len(batch)
+            connection.execute("COMMIT")
+        finally:
+            connection.close()
+        if sync:
+            _fsync(scratch)
+        os.replace(scratch, target)
+        if sync:
+            _fsync(target.parent, directory=True)
+    except (OSError, sqlite3.OperationalError, EnvironmentProblem) as exc:
+        with suppress(OSError):
+            scratch.unlink(missing_ok=True)
+        raise _environment(exc, scratch, target) from None
+    return count
+
+
+def _fsync(path: Path, *, directory: bool = False) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        if directory:
+            return  # some file systems do not open directories; the rename is still atomic
+        raise
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not directory:
+            raise
+    finally:
+        os.close(fd)
+
+
+def _environment(exc: BaseException, scratch: Path, target: Path) -> EnvironmentProblem:
+    """The error ``checkpoint.write_group`` gives for the same failure, naming the target."""
+    if isinstance(exc, EnvironmentProblem):  # from write_group, which named the scratch file
+        return EnvironmentProblem(exc.message.replace(str(scratch), str(target)), code=exc.code, hint=exc.hint)
+    reason = getattr(exc, "strerror", None) or str(exc)
+    full = isinstance(exc, OSError) and exc.errno == errno.ENOSPC or "full" in str(exc).lower()
+    return EnvironmentProblem(
+        f"cannot write SOW file {target}: {reason}",
+        code="SOW_IO",
+        hint="free disk space and retry; the previous file is unchanged" if full
+        else "check that the directory exists and is writable; the previous file is unchanged",
+    )

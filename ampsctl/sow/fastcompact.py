@@ -1,0 +1,365 @@
+"""Compaction's fast path: last value per SOW record in one pass over lazy journal views.
+
+``compact`` tries this first; it returns None (``Fallback``) whenever the journal holds
+something it does not replay *exactly* as ``SowStore.apply`` does, and ``compact`` then runs
+the reference replay from the start. Output, counts and errors are identical either way.
+
+What it replays: publish and delta_publish (merged with ``Payloads.merge``, the codec's only
+merge) on topics without History, per-message and topic-default expiration (a write that
+finds its record due expires it first; the final sweep at ``now``), as-of cut-offs (the
+reader's), refused records (the reference's own parse/key functions make the error).
+What sends it back to the reference: sow_delete, EXPIRE records, a record routed to a History
+topic, a key domain with NUL, anything unexpected (an exception that is not an AmpsctlError,
+a record the views cannot decode), and two records whose SOW keys collide (see below).
+
+Why it is fast. ``SowStore`` builds a JournalRecord, generates the CRC-64 key, a SowRecord, a
+Change and hash-index tokens for *every* record. Here each record costs a header unpack, one
+parse and a key *identity* (``messages.stream.key_function``: ``canon_id`` of the key values,
+equal exactly when the key material is equal); the key, tokens and row CRC are computed once
+per surviving record, and the file is written with bulk inserts (``bulkwrite``).
+
+Identity versus key: keys are CRC-64 of the key material, so two different identities can
+(in theory, or by construction) share a key, which the reference would treat as one record.
+Before anything is written the keys of every identity ever stored are generated; a repeat
+means ``Fallback``. Records are never removed before that check (a due record expired on
+write is replaced by the same identity), so "every identity ever stored" is the state.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import orjson
+
+from ampsctl.errors import AmpsctlError
+from ampsctl.journal.codec import F_EXPIRATION, F_SOW_KEY, HEAD_SIZE, RECORD_HEAD
+from ampsctl.journal.record import Command
+from ampsctl.messages.keys import check_supplied_key
+from ampsctl.messages.stream import key_function
+from ampsctl.sow.errors import ReplayError
+from ampsctl.sow.record import expires_at
+from ampsctl.sow.spec import TopicSpec
+from ampsctl.sow.store import SowStore, TopicGroup
+
+PROGRESS_EVERY = 0xFFFF  # as the reference: progress(scanned) every 65,536 records, and at the end
+_PUBLISH, _DELTA = int(Command.PUBLISH), int(Command.DELTA_PUBLISH)
+
+
+class Fallback(Exception):
+    """The journal needs the reference replay (the reason is for debugging and tests)."""
+
+
+class FastGroup:
+    """One SOW topic's state: per concrete topic, identity -> (payload, doc, sequence, timestamp, expiration).
+
+    ``doc`` is None when it is ``parse(payload)`` (a publish, a delta stored as it is): parsing
+    is deterministic, so parsing again when needed gives the document the reference cached,
+    and the scan keeps no million documents alive. A merged document is kept as it is."""
+
+    def __init__(self, group: TopicGroup) -> None:
+        spec = group.spec
+        self.group = group  # the real group: its concrete topics (order, count), timestamp, payloads, indexer
+        self.spec = spec
+        self.payloads = group.payloads
+        self.hard = spec.history or (bool(spec.key_fields) and group.payloads.opaque)
+        self.json = spec.message_type == "json" and not group.payloads.opaque
+        self.key_of = key_function(group.payloads.codec, spec.key_fields) if spec.key_fields and not self.hard else None
+        # SowTopic indexes each write's hash tokens; for JSON that cannot fail (orjson gives valid
+        # text, value_token takes any JSON value), for other codecs it is checked on every write.
+        self.check_tokens = bool(group.indexer.hash_fields) and not self.json
+        self.entries: dict[str, dict[Any, tuple[Any, ...]]] = {}  # concrete topic -> identity -> entry
+
+    def topic(self, name: str) -> dict[Any, tuple[Any, ...]]:
+        found = self.entries.get(name)
+        if found is None:
+            if self.spec.key_fields and "\x00" in self.spec.domain(name):
+                raise Fallback("a key domain with NUL")  # generate_key refuses it; identities do not
+            self.group.topic(name)  # the concrete topic exists from its first record on, as in SowStore
+            found = self.entries[name] = {}
+        return found
+
+    def doc(self, entry: tuple[Any, ...]) -> Any:
+        return entry[1] if entry[1] is not None else self.payloads.parse(entry[0])
+
+    def due(self, entry: tuple[Any, ...], now: int) -> bool:
+        return _due(entry, now, self.spec.expiration)
+
+
+class FastState:
+    """The result of a fast scan, before keys are generated and files written."""
+
+    def __init__(self, groups: list[FastGroup]) -> None:
+        self.groups = groups
+        self.scanned = self.applied = self.skipped = self.last_sequence = 0
+        self.last_timestamp: int | None = None
+        self.refused: list[ReplayError] = []  # delivered to on_error only once the fast path is sure to finish
+
+
+def scan(reader: Any, specs: Sequence[TopicSpec], *, to_sequence: int | None, to_timestamp: int | None,
+         keep_going: bool, progress: Callable[[int], None] | None) -> FastState:
+    """Replay the journal into identity-keyed state; Fallback when it needs the reference.
+
+    ``progress`` gets every 65,536th count; the final count is the caller's to report, once
+    the keys are known to be unique (a fallback then does not report the end twice)."""
+    collecting = gc.isenabled()
+    gc.disable()  # millions of short-lived documents: the collector would walk the whole state again and again
+    try:
+        return _scan(reader, specs, to_sequence, to_timestamp, keep_going, progress)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _scan(reader: Any, specs: Sequence[TopicSpec], to_sequence: int | None, to_timestamp: int | None,
+          keep_going: bool, progress: Callable[[int], None] | None) -> FastState:
+    store = SowStore(specs)  # for routing (first spec in config order) and the real TopicGroups
+    state = FastState([FastGroup(group) for group in store.groups])
+    by_group = {id(fast.group): fast for fast in state.groups}
+    lanes: dict[tuple[int, bytes], Lane] = {}
+    unpack = RECORD_HEAD.unpack_from
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    scanned = applied = 0
+    sequence = 0
+    timestamp = None
+    if to_sequence != 0:
+        for view in reader.scan_views(to_sequence=to_sequence, to_timestamp=to_timestamp):
+            data, offset, length, sequence, timestamp = view
+            (_, _, _, command, flags, tl, ml, sl, cl, nl, expiration, _, _) = unpack(data, offset)
+            scanned += 1
+            if progress is not None and not scanned & PROGRESS_EVERY:
+                progress(scanned)
+            start = offset + HEAD_SIZE
+            names = start + tl + ml
+            lane = lanes.get((tl, data[start:names]))
+            if lane is None:
+                lane = lanes[(tl, data[start:names])] = _lane(store, by_group, data, start, tl, ml)
+            if lane is IGNORED:
+                continue
+            applied += 1
+            if lane.hard or (command != _PUBLISH and command != _DELTA):
+                raise Fallback(f"record {sequence}: command {command} on {lane.topic!r}")
+            if not flags & F_EXPIRATION:
+                expiration = None
+            payload = data[names + sl + cl + nl:offset + length - 4]
+            entries = lane.entries
+            try:
+                if lane.json:
+                    doc = loads(payload)
+                    if type(doc) is not dict:
+                        raise _Refused
+                else:
+                    doc = lane.parse(payload)
+                if lane.key_of is not None:  # Key fields: the journaled SowKey is not used
+                    identity = lane.key_of(doc)
+                else:
+                    identity = _supplied(data, names, sl, flags, entries)
+                old = entries.get(identity)
+                kept = None
+                if old is not None:
+                    if lane.expiring and _due(old, timestamp, lane.default):
+                        del entries[identity]  # expired on write: the record goes, the new one is inserted
+                    elif command == _DELTA:
+                        doc = kept = lane.fast.payloads.merge(lane.fast.doc(old), doc)
+                        payload = lane.fast.payloads.serialize(doc)
+                if lane.check_tokens:
+                    _tokens(lane.fast, doc, sequence)
+            except (_Refused, decode_error, AmpsctlError):
+                _refuse(state, lane, data, names, sl, flags, payload, sequence, command, keep_going)
+                continue
+            except Fallback:
+                raise
+            except Exception as exc:  # anything else: the reference raises it as it raises it
+                raise Fallback(f"record {sequence}: {type(exc).__name__}") from None
+            entries[identity] = (payload, kept, sequence, timestamp, expiration)
+            group = lane.group
+            group.sequence = sequence
+            group.timestamp = timestamp
+    state.scanned, state.applied, state.last_sequence, state.last_timestamp = scanned, applied, sequence, timestamp
+    return state
+
+
+class Lane:
+    """What the scan needs for the records of one (topic, message type): looked up once."""
+
+    __slots__ = ("fast", "group", "topic", "entries", "hard", "json", "parse", "key_of", "expiring", "default",
+                 "check_tokens")
+
+    def __init__(self, fast: FastGroup | None, topic: str) -> None:
+        self.fast = fast
+        self.topic = topic
+        if fast is None:
+            return
+        self.group = fast.group
+        self.hard = fast.hard
+        self.entries = fast.topic(topic) if not fast.hard else {}  # the concrete topic exists from its first record on
+        self.json = fast.json
+        self.parse = fast.payloads.parse
+        self.key_of = fast.key_of
+        self.expiring = fast.spec.expiration_enabled
+        self.default = fast.spec.expiration
+        self.check_tokens = fast.check_tokens
+
+
+IGNORED = Lane(None, "")  # a (topic, message type) no SOW topic stores
+
+
+def _lane(store: SowStore, by_group: dict[int, FastGroup], data: bytes, start: int, tl: int, ml: int) -> Lane:
+    try:
+        topic = str(data[start:start + tl], "utf-8")
+        message_type = str(data[start + tl:start + tl + ml], "utf-8")
+    except UnicodeDecodeError:
+        raise Fallback("a topic that is not UTF-8") from None
+    group = store.route(topic, message_type)
+    return Lane(by_group[id(group)], topic) if group is not None else IGNORED
+
+
+def _supplied(data: bytes, names: int, size: int, flags: int, entries: dict[Any, Any]) -> str:
+    """The publisher's SowKey as the record's identity (topics without Key fields)."""
+    if not flags & F_SOW_KEY:
+        raise _Refused
+    try:
+        key = str(data[names:names + size], "utf-8")
+    except UnicodeDecodeError:
+        raise Fallback("a SowKey that is not UTF-8") from None
+    return key if key in entries else check_supplied_key(key)  # a stored key was checked when stored
+
+
+def _due(entry: tuple[Any, ...], now: int, default: int | None) -> bool:
+    """``SowRecord.expired(now)`` of the record an entry stands for."""
+    at = expires_at(entry[3], entry[4], default)
+    return at is not None and at <= now
+
+
+class _Refused(Exception):
+    """A payload the fast checks refuse: the reference's functions then make the error."""
+
+
+def _tokens(fast: FastGroup, doc: Any, sequence: int) -> None:
+    try:
+        fast.group.indexer.hash_tokens(fast.payloads.record(doc))
+    except Exception:  # the reference fails half-way through its write: not replayed here
+        raise Fallback(f"record {sequence}: its hash-index tokens cannot be computed") from None
+
+
+def _no_key() -> Any:
+    raise _Refused
+
+
+def _route(store: SowStore, by_group: dict[int, FastGroup], data: bytes, start: int, tl: int,
+           ml: int) -> tuple[FastGroup | None, str]:
+    try:
+        topic = str(data[start:start + tl], "utf-8")
+        message_type = str(data[start + tl:start + tl + ml], "utf-8")
+    except UnicodeDecodeError:
+        raise Fallback("a topic that is not UTF-8") from None
+    group = store.route(topic, message_type)
+    return (by_group[id(group)] if group is not None else None), topic
+
+
+def _refuse(state: FastState, lane: Lane, data: bytes, names: int, size: int, flags: int, payload: bytes,
+            sequence: int, command: int, keep_going: bool) -> None:
+    """The reference's error for a refused record, made by SowTopic.publish's own steps.
+
+    Parse and key come before any change in the reference; a merge or serialize error comes
+    only when the stored record was not due (nothing expired), so no state changed either way."""
+    fast = lane.fast
+    assert fast is not None
+    spec = fast.spec
+    try:
+        sow_key = str(data[names:names + size], "utf-8") if flags & F_SOW_KEY else None
+    except UnicodeDecodeError:
+        raise Fallback("a SowKey that is not UTF-8") from None
+    try:
+        doc = fast.payloads.parse(payload)
+        fast.payloads.key(doc, key_fields=spec.key_fields, domain=spec.domain(lane.topic), supplied=sow_key)
+        error = _merge_error(fast, lane.topic, doc, sow_key) if command == _DELTA else None
+    except AmpsctlError as exc:
+        error = exc
+    if error is None:
+        raise Fallback(f"record {sequence}: refused here, accepted by the reference")
+    refused = ReplayError(sequence, lane.topic, error.message, hint=error.hint, code=error.code)
+    if not keep_going:
+        raise refused
+    state.skipped += 1
+    state.refused.append(refused)
+
+
+def _merge_error(fast: FastGroup, topic: str, delta: Any, sow_key: str | None) -> AmpsctlError | None:
+    """The error of a delta's merge into its stored record (not due: a due one was expired first)."""
+    old = fast.entries[topic].get(fast.key_of(delta) if fast.key_of is not None else sow_key)
+    if old is None:
+        return None
+    try:
+        fast.payloads.serialize(fast.payloads.merge(fast.doc(old), delta))
+    except AmpsctlError as exc:
+        return exc
+    return None
+
+
+# ------------------------------------------------------------------ keys, expiry, rows
+
+
+def keyed(state: FastState) -> list[list[tuple[str, list[str], list[tuple[Any, ...]]]]]:
+    """Per group, per concrete topic: (topic, SOW keys, entries); Fallback on a key collision.
+
+    Generated before anything is written or reported: the check covers every identity stored."""
+    found = []
+    for fast in state.groups:
+        spec, payloads = fast.spec, fast.payloads
+        topics = []
+        for topic, entries in fast.entries.items():
+            if spec.key_fields:
+                domain = spec.domain(topic)
+                # documents parsed once here, kept for the index columns of ``rows``
+                stored = [entry if entry[1] is not None else (entry[0], fast.doc(entry), *entry[2:])
+                          for entry in entries.values()]
+                try:
+                    keys = [payloads.key(entry[1], key_fields=spec.key_fields, domain=domain, supplied=None)
+                            for entry in stored]
+                except AmpsctlError:
+                    raise Fallback(f"a key of topic {topic!r} is refused when generated") from None
+                if len(set(keys)) != len(keys):
+                    raise Fallback(f"two records of topic {topic!r} have the same SOW key")
+            else:
+                keys, stored = list(entries), list(entries.values())  # the publisher's keys, checked when stored
+            topics.append((topic, keys, stored))
+        found.append(topics)
+    return found
+
+
+def sweep(state: FastState, keyed_groups: list[list[tuple[str, list[str], list[tuple[Any, ...]]]]], now: int | None) -> int:
+    """``SowStore.sweep(now)``: drop what is due where expiration is processed; how many."""
+    expired = 0
+    if now is None:
+        return 0
+    for fast, topics in zip(state.groups, keyed_groups, strict=True):
+        if not fast.spec.expiration_enabled:
+            continue
+        for position, (topic, keys, entries) in enumerate(topics):
+            kept = [(key, entry) for key, entry in zip(keys, entries, strict=True) if not fast.due(entry, now)]
+            expired += len(entries) - len(kept)
+            topics[position] = (topic, [key for key, _ in kept], [entry for _, entry in kept])
+    return expired
+
+
+def rows(fast: FastGroup, topics: list[tuple[str, list[str], list[tuple[Any, ...]]]]) -> Any:
+    """The records table rows of one group, as ``checkpoint`` writes them (same columns, order, CRC)."""
+    from ampsctl.sow.sowfile import row_crc
+
+    indexer, payloads, default = fast.group.indexer, fast.payloads, fast.spec.expiration
+    indexed = bool(indexer.hash_fields or indexer.memo_fields)
+    memos = bool(indexer.memo_fields)
+    for topic, keys, entries in topics:
+        for key, (payload, doc, sequence, timestamp, expiration) in zip(keys, entries, strict=True):
+            at = expires_at(timestamp, expiration, default)
+            row: tuple[Any, ...] = (topic, key, payload, sequence, timestamp, expiration, at,
+                                    row_crc(topic, key, payload, sequence, timestamp, expiration, at))
+            if indexed:
+                fields = payloads.record(doc if doc is not None else payloads.parse(payload))
+                memo, complex_ = indexer.memo_columns(fields) if memos else ([], False)
+                row += (*indexer.hash_tokens(fields), *memo, 1 if complex_ else 0)
+            else:
+                row += (0,)
+            yield row
