@@ -136,25 +136,26 @@ def _compact_fast(reader: Any, specs: Sequence[TopicSpec], targets: list[Path], 
     from ampsctl.sow import fastcompact
     from ampsctl.sow.bulkwrite import write_rows
 
-    try:
-        state = fastcompact.scan(reader, specs, to_sequence=to_sequence, to_timestamp=to_timestamp,
-                                 keep_going=on_error is not None, progress=progress)
-        keyed = fastcompact.keyed(state)
-    except fastcompact.Fallback:
-        return None
-    if progress is not None:
-        progress(state.scanned)
-    for refused in state.refused:  # only now: a fallback would have reported them again
-        on_error(refused)  # type: ignore[misc]
-    if now is None:
-        now = state.last_timestamp
-    expired = fastcompact.sweep(state, keyed, now)
-    files = []
-    for fast, topics, target in zip(state.groups, keyed, targets, strict=True):
-        group = fast.group
-        count = write_rows(target, group, fastcompact.rows(fast, topics), sequence=state.last_sequence)
-        files.append(CompactedFile(group.spec.name, group.spec.message_type, str(target), count, len(group.topics)))
-    return CompactResult(files, state.scanned, state.applied, state.last_sequence, now, expired, state.skipped)
+    with fastcompact.no_collector():  # the scan's, and the millions of rows after it
+        try:
+            state = fastcompact.scan(reader, specs, to_sequence=to_sequence, to_timestamp=to_timestamp,
+                                     keep_going=on_error is not None, progress=progress)
+            keyed = fastcompact.keyed(state)
+        except fastcompact.Fallback:
+            return None
+        if progress is not None:
+            progress(state.scanned)
+        for refused in state.refused:  # only now: a fallback would have reported them again
+            on_error(refused)  # type: ignore[misc]
+        if now is None:
+            now = state.last_timestamp
+        expired = fastcompact.sweep(state, keyed, now)
+        files = []
+        for fast, topics, target in zip(state.groups, keyed, targets, strict=True):
+            group = fast.group
+            count = write_rows(target, group, fastcompact.rows(fast, topics), sequence=state.last_sequence)
+            files.append(CompactedFile(group.spec.name, group.spec.message_type, str(target), count, len(group.topics)))
+        return CompactResult(files, state.scanned, state.applied, state.last_sequence, now, expired, state.skipped)
 
 
 def check_targets(targets: list[Path], overwrite: bool) -> None:

@@ -28,7 +28,8 @@ write is replaced by the same identity), so "every identity ever stored" is the 
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import orjson
@@ -103,10 +104,18 @@ def scan(reader: Any, specs: Sequence[TopicSpec], *, to_sequence: int | None, to
 
     ``progress`` gets every 65,536th count; the final count is the caller's to report, once
     the keys are known to be unique (a fallback then does not report the end twice)."""
-    collecting = gc.isenabled()
-    gc.disable()  # millions of short-lived documents: the collector would walk the whole state again and again
-    try:
+    with no_collector():
         return _scan(reader, specs, to_sequence, to_timestamp, keep_going, progress)
+
+
+@contextmanager
+def no_collector() -> Iterator[None]:
+    """The cyclic GC off: millions of short-lived documents and a large state it would walk again
+    and again (half the scan's time); nothing here makes reference cycles."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if collecting:
             gc.enable()
@@ -118,6 +127,7 @@ def _scan(reader: Any, specs: Sequence[TopicSpec], to_sequence: int | None, to_t
     state = FastState([FastGroup(group) for group in store.groups])
     by_group = {id(fast.group): fast for fast in state.groups}
     lanes: dict[tuple[int, bytes], Lane] = {}
+    lane = IGNORED  # the previous record's: journals come in runs of one topic
     unpack = RECORD_HEAD.unpack_from
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     scanned = applied = 0
@@ -132,10 +142,11 @@ def _scan(reader: Any, specs: Sequence[TopicSpec], to_sequence: int | None, to_t
                 progress(scanned)
             start = offset + HEAD_SIZE
             names = start + tl + ml
-            lane = lanes.get((tl, data[start:names]))
-            if lane is None:
-                lane = lanes[(tl, data[start:names])] = _lane(store, by_group, data, start, tl, ml)
-            if lane is IGNORED:
+            if tl != lane.tl or names - start != lane.size or not data.startswith(lane.names, start):
+                lane = lanes.get((tl, data[start:names]))  # not the previous record's (topic, type)
+                if lane is None:
+                    lane = lanes[(tl, data[start:names])] = _lane(store, by_group, data, start, tl, ml)
+            if lane.fast is None:
                 continue
             applied += 1
             if lane.hard or (command != _PUBLISH and command != _DELTA):
@@ -173,9 +184,10 @@ def _scan(reader: Any, specs: Sequence[TopicSpec], to_sequence: int | None, to_t
             except Exception as exc:  # anything else: the reference raises it as it raises it
                 raise Fallback(f"record {sequence}: {type(exc).__name__}") from None
             entries[identity] = (payload, kept, sequence, timestamp, expiration)
-            group = lane.group
-            group.sequence = sequence
-            group.timestamp = timestamp
+            lane.last = view  # of the last record applied: the group's sequence and timestamp
+    for lane in lanes.values():
+        if lane.fast is not None and lane.last is not None and lane.last[3] > lane.group.sequence:
+            lane.group.sequence, lane.group.timestamp = lane.last[3], lane.last[4]
     state.scanned, state.applied, state.last_sequence, state.last_timestamp = scanned, applied, sequence, timestamp
     return state
 
@@ -183,12 +195,14 @@ def _scan(reader: Any, specs: Sequence[TopicSpec], to_sequence: int | None, to_t
 class Lane:
     """What the scan needs for the records of one (topic, message type): looked up once."""
 
-    __slots__ = ("fast", "group", "topic", "entries", "hard", "json", "parse", "key_of", "expiring", "default",
-                 "check_tokens")
+    __slots__ = ("tl", "size", "names", "fast", "group", "topic", "entries", "hard", "json", "parse", "key_of",
+                 "expiring", "default", "check_tokens", "last")
 
-    def __init__(self, fast: FastGroup | None, topic: str) -> None:
+    def __init__(self, names: bytes, tl: int, fast: FastGroup | None, topic: str) -> None:
+        self.names, self.tl, self.size = names, tl, len(names)  # the topic and type bytes, as journaled
         self.fast = fast
         self.topic = topic
+        self.last: tuple[Any, ...] | None = None
         if fast is None:
             return
         self.group = fast.group
@@ -202,7 +216,7 @@ class Lane:
         self.check_tokens = fast.check_tokens
 
 
-IGNORED = Lane(None, "")  # a (topic, message type) no SOW topic stores
+IGNORED = Lane(b"", -1, None, "")  # a (topic, message type) no SOW topic stores
 
 
 def _lane(store: SowStore, by_group: dict[int, FastGroup], data: bytes, start: int, tl: int, ml: int) -> Lane:
@@ -212,7 +226,8 @@ def _lane(store: SowStore, by_group: dict[int, FastGroup], data: bytes, start: i
     except UnicodeDecodeError:
         raise Fallback("a topic that is not UTF-8") from None
     group = store.route(topic, message_type)
-    return Lane(by_group[id(group)], topic) if group is not None else IGNORED
+    names = data[start:start + tl + ml]
+    return Lane(names, tl, by_group[id(group)], topic) if group is not None else Lane(names, tl, None, topic)
 
 
 def _supplied(data: bytes, names: int, size: int, flags: int, entries: dict[Any, Any]) -> str:

@@ -25,6 +25,7 @@ from ampsctl.journal.writer import FsyncPolicy, JournalWriter
 from ampsctl.sow import fastcompact
 from ampsctl.sow.compact import compact
 from ampsctl.sow.errors import ReplayError
+from ampsctl.sow.sowfile import SowFile
 from sow_helpers import SECOND, T0, spec
 
 ORDERS = spec("orders", expiration=0, hash_indexes=(("/status",),), indexes=("/qty",))
@@ -97,6 +98,8 @@ def _run(journal: Path, out: Path, *, fast: bool, keep_going: bool = True, **opt
                      progress=calls.append, **options)
     files = []
     for compacted in result.files:
+        with SowFile.open(compacted.path) as sow:  # its schema is exactly a SOW file's
+            assert list(sow.select("PRAGMA integrity_check")) == [("ok",)] and len(list(sow.records())) == compacted.records
         connection = sqlite3.connect(compacted.path)
         try:
             files.append((Path(compacted.path).name, compacted.records, compacted.topics,
