@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,22 +19,14 @@ import regex
 from lxml import etree
 
 from ampsctl.config.loader import LoadedConfig
+from ampsctl.config.sow_index import ENTRY_SYNONYMS, QUEUE_KINDS, SOW_SYNONYMS, UNKEPT, Section, SowEntry, ValueChildren, read_entries
 
 DEFAULT_MESSAGE_TYPES = frozenset({"fix", "nvfix", "xml", "json", "msgpack", "bson", "bflat", "binary"})
 REGEX_CHARS = frozenset(".^$*+?()[]{}|\\")
 _REGEX_CHAR = re.compile(r"[.^$*+?()\[\]{}|\\]")
 
 TOP_SYNONYMS = {"TopicMetaData": "SOW"}
-SOW_SYNONYMS = {
-    "TopicDefinition": "Topic",
-    "QueueDefinition": "Queue",
-    "ViewDefinition": "View",
-    "ReplicaDefinition": "ConflatedTopic",
-}
-ENTRY_SYNONYMS = {"Topic": "Name", "Duration": "Durability"}
-_ENTRY_SYNONYM_TAGS = ENTRY_SYNONYMS.keys()
 TXLOG_SYNONYMS = {"MinJournalSize": "JournalSize"}
-QUEUE_KINDS = frozenset({"Queue", "LocalQueue", "GroupLocalQueue"})
 # Elements that rules look for anywhere in the tree, not only where the schema puts them. One
 # walk collects all of them: a walk over a big config costs about as much whatever it looks for.
 DESCENDANT_TAGS = frozenset({
@@ -68,112 +59,6 @@ def topic_matches(pattern: str, topic: str) -> bool:
         return False
 
 
-# A Section's children by name: one element, or a list when there are several (most names
-# occur once, and hundreds of thousands of one-element lists are measurably slow to make and free).
-_Children = dict[str, "etree._Element | list[etree._Element]"]
-
-
-def _group_children(el: etree._Element) -> _Children:
-    """``el``'s child elements by tag, in file order (comments and PIs skipped).
-
-    This runs for every SOW entry (hundreds of thousands of children in a big run), hence the
-    plain loop; synonyms are resolved afterwards, and only for an element that uses one.
-    """
-    children: _Children = {}
-    for child in el:
-        tag = child.tag
-        if tag.__class__ is str:  # a comment's or PI's tag is a function
-            found = children.get(tag)
-            if found is None:
-                children[tag] = child
-            elif found.__class__ is list:
-                found.append(child)
-            else:
-                children[tag] = [found, child]
-    return children
-
-
-def _group_canonical(el: etree._Element, synonyms: dict[str, str]) -> _Children:
-    """Like ``_group_children``, with each synonym in its canonical name's group (file order kept)."""
-    children: dict[str, list[etree._Element]] = {}
-    for child in el:
-        tag = child.tag
-        if tag.__class__ is str:
-            children.setdefault(synonyms.get(tag, tag), []).append(child)
-    return {name: found if len(found) > 1 else found[0] for name, found in children.items()}
-
-
-class Section:
-    """An element whose children are looked up by canonical name."""
-
-    __slots__ = ("el", "_children")
-
-    def __init__(self, el: etree._Element, synonyms: dict[str, str] | None = None) -> None:
-        self.el = el
-        children = _group_children(el)
-        if synonyms and not synonyms.keys().isdisjoint(children):
-            children = _group_canonical(el, synonyms)
-        self._children = children
-
-    @property
-    def tag(self) -> str:
-        return self.el.tag
-
-    def all(self, name: str) -> list[etree._Element]:
-        found = self._children.get(name)
-        if found is None:
-            return []
-        return found if found.__class__ is list else [found]  # type: ignore[return-value]
-
-    def first(self, name: str) -> etree._Element | None:
-        found = self._children.get(name)
-        return found[0] if found.__class__ is list else found  # type: ignore[index,return-value]
-
-    def has(self, name: str) -> bool:
-        return name in self._children
-
-    def text(self, name: str) -> str | None:
-        """Stripped text of the first child called ``name``; None when absent."""
-        found = self.first(name)
-        return (found.text or "").strip() if found is not None else None
-
-    def names(self) -> list[str]:
-        return list(self._children)
-
-
-class SowEntry(Section):
-    """One definition in the SOW section: a topic, queue, view or conflated topic."""
-
-    # Read once, as rules ask for them on every entry: the tag as spelled, the kind (the tag
-    # with synonyms resolved), whether a child is spelled with a synonym (Topic for Name,
-    # Duration for Durability), the texts of the first Name and MessageType (None when absent).
-    __slots__ = ("tag", "kind", "order", "legacy_children", "name", "message_type")
-
-    def __init__(self, el: etree._Element, order: int) -> None:
-        self.el = el
-        children = _group_children(el)
-        self.legacy_children = not _ENTRY_SYNONYM_TAGS.isdisjoint(children)
-        self._children = children = _group_canonical(el, ENTRY_SYNONYMS) if self.legacy_children else children
-        self.tag = tag = el.tag
-        self.kind = SOW_SYNONYMS.get(tag, tag)
-        self.order = order
-        found = children.get("Name")  # what first() does, inline: this runs for every entry
-        if found.__class__ is list:
-            found = found[0]  # type: ignore[index]
-        self.name = (found.text or "").strip() if found is not None else None  # type: ignore[union-attr]
-        found = children.get("MessageType")
-        if found.__class__ is list:
-            found = found[0]  # type: ignore[index]
-        self.message_type = (found.text or "").strip() if found is not None else None  # type: ignore[union-attr]
-
-    @property
-    def is_queue(self) -> bool:
-        return self.kind in QUEUE_KINDS
-
-    def label(self) -> str:
-        return f"{self.kind} '{self.name or '?'}'"
-
-
 @dataclass(frozen=True, slots=True)
 class Step:
     """One On, If or Do step of an action."""
@@ -202,41 +87,47 @@ class _SowIndex:
     by_name: dict[str, list[SowEntry]]  # non-empty Names only
     unnamed: list[SowEntry]
     repeated: list[str]  # Names of more than one entry
-    topics_by_child: dict[str, list[SowEntry]]  # child name (synonyms resolved) -> the topics with one
+    topics_by_child: dict[str, list[SowEntry]]  # child name (synonyms resolved) -> the topics with one; filled on demand
     topics_by_type: dict[str | None, list[SowEntry]]
     legacy: list[SowEntry]  # spelled with a synonym: the entry's tag or one of its children
+    values: ValueChildren  # canonical tag -> (entry, element) of every child not in UNKEPT, in file order
 
     @classmethod
     def build(cls, sections: list[etree._Element]) -> _SowIndex:
-        entries: list[SowEntry] = []
+        entries, values = read_entries(sections)
         unnamed: list[SowEntry] = []
         repeated: list[str] = []
         legacy: list[SowEntry] = []
-        by_kind: defaultdict[str, list[SowEntry]] = defaultdict(list)
-        by_name: defaultdict[str, list[SowEntry]] = defaultdict(list)
-        by_child: defaultdict[str, list[SowEntry]] = defaultdict(list)
-        by_type: defaultdict[str | None, list[SowEntry]] = defaultdict(list)
-        for sow in sections:
-            for el in sow:
-                if el.tag.__class__ is not str:
-                    continue  # a comment
-                entry = SowEntry(el, len(entries))
-                entries.append(entry)
-                by_kind[entry.kind].append(entry)
-                if entry.name:
-                    named = by_name[entry.name]
-                    if len(named) == 1:
-                        repeated.append(entry.name)
-                    named.append(entry)
+        by_kind: dict[str, list[SowEntry]] = {}
+        by_name: dict[str, list[SowEntry]] = {}
+        by_type: dict[str | None, list[SowEntry]] = {}
+        for entry in entries:
+            kind = entry.kind
+            group = by_kind.get(kind)
+            if group is None:
+                by_kind[kind] = [entry]
+            else:
+                group.append(entry)
+            name = entry.name
+            if name:
+                named = by_name.get(name)
+                if named is None:
+                    by_name[name] = [entry]
                 else:
-                    unnamed.append(entry)
-                if entry.kind == "Topic":
-                    by_type[entry.message_type].append(entry)
-                    for name in entry._children:
-                        by_child[name].append(entry)
-                if entry.legacy_children or entry.kind != entry.tag:
-                    legacy.append(entry)
-        return cls(entries, dict(by_kind), dict(by_name), unnamed, repeated, dict(by_child), dict(by_type), legacy)
+                    if len(named) == 1:
+                        repeated.append(name)
+                    named.append(entry)
+            else:
+                unnamed.append(entry)
+            if kind == "Topic":
+                group = by_type.get(entry.message_type)
+                if group is None:
+                    by_type[entry.message_type] = [entry]
+                else:
+                    group.append(entry)
+            if entry.legacy_children or kind != entry.tag:
+                legacy.append(entry)
+        return cls(entries, by_kind, by_name, unnamed, repeated, {}, by_type, legacy, values)
 
 
 class ConfigModel:
@@ -283,11 +174,24 @@ class ConfigModel:
         Most topic rules are about an optional element (History, RecoveryPoint, SlabSize...):
         this index spares each of them a pass over every topic.
         """
-        by_child = self._sow.topics_by_child
         if len(names) == 1:
-            return by_child.get(names[0], [])
-        found = {topic for name in names for topic in by_child.get(name, ())}
+            return self._topics_with(names[0])
+        found = {topic for name in names for topic in self._topics_with(name)}
         return sorted(found, key=lambda topic: topic.order)
+
+    def _topics_with(self, name: str) -> list[SowEntry]:
+        by_child = self._sow.topics_by_child
+        found = by_child.get(name)
+        if found is None:
+            if name in UNKEPT:
+                found = [topic for topic in self.topics if name in topic.tags]
+            else:  # from the children collected while reading the entries: no pass over the topics
+                found = []
+                for entry, _ in self._sow.values.get(name, ()):
+                    if entry.kind == "Topic" and (not found or found[-1] is not entry):
+                        found.append(entry)
+            by_child[name] = found
+        return found
 
     def entries_except(self, kind: str) -> list[SowEntry]:
         """The SOW entries of every other kind, in file order (queues, views... without the topics)."""
@@ -296,7 +200,7 @@ class ConfigModel:
 
     def entries_with(self, name: str) -> list[SowEntry]:
         """The SOW entries of any kind that have a child called ``name``, in file order."""
-        others = [e for e in self.entries_except("Topic") if name in e._children]
+        others = [e for e in self.entries_except("Topic") if name in e.tags]
         topics = self.topics_with(name)
         return sorted(topics + others, key=lambda entry: entry.order) if others else topics
 
@@ -304,7 +208,7 @@ class ConfigModel:
         """The SOW topics that have no child called ``name`` (synonyms resolved), in file order."""
         if len(self.topics_with(name)) == len(self.topics):
             return []  # the usual case for a required element, found without a pass over the topics
-        return [topic for topic in self.topics if name not in topic._children]
+        return [topic for topic in self.topics if name not in topic.tags]
 
     def child_texts(self, name: str, kind: str = "Topic", *, first_only: bool = False) -> dict[str, list[tuple[SowEntry, etree._Element]]]:
         """Every ``name`` child (synonyms resolved) of the SOW entries of ``kind``, by stripped text;
@@ -329,24 +233,29 @@ class ConfigModel:
         else:
             found = {}
             repeated = False
-            holders = self.topics_with(name) if kind == "Topic" else [e for e in self.entries(kind) if name in e._children]
-            for entry in holders:
-                elements = entry._children[name]
-                if elements.__class__ is list:
+            previous = None
+            for entry, el in self._children_named(name, kind):
+                if entry is previous:
                     repeated = True
+                previous = entry
+                text = (el.text or "").strip()
+                group = found.get(text)
+                if group is None:
+                    found[text] = [(entry, el)]
                 else:
-                    elements = (elements,)
-                for el in elements:
-                    text = (el.text or "").strip()
-                    group = found.get(text)
-                    if group is None:
-                        found[text] = [(entry, el)]
-                    else:
-                        group.append((entry, el))
+                    group.append((entry, el))
             if not repeated:
                 self._child_texts[(name, kind, True)] = found
         self._child_texts[(name, kind, first_only)] = found
         return found
+
+    def _children_named(self, name: str, kind: str) -> list[tuple[SowEntry, etree._Element]]:
+        """(entry, element) of every ``name`` child of the entries of ``kind``, in file order."""
+        if name not in UNKEPT:
+            pairs = self._sow.values.get(name, [])
+            return pairs if kind == "Topic" and len(self.topics_with(name)) == len(pairs) else [p for p in pairs if p[0].kind == kind]
+        holders = self.topics_with(name) if kind == "Topic" else [e for e in self.entries(kind) if name in e.tags]
+        return [(entry, el) for entry in holders for el in entry.all(name)]
 
     @property
     def topics_by_type(self) -> dict[str | None, list[SowEntry]]:
