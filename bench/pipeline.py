@@ -10,13 +10,17 @@ while and a few GB of disk: try `--records 1000000 --keys 100000` first).
 2. Exports it to Parquet through the `ampsctl-journal` Spark source (`journal export`). Not
    timed: it is the peer's input.
 3. Times, once each (a run is long; the machine's other load shows in the figures):
-   (a) the local engine: `ampsctl.sow.compact` into a SOW file;
+   (a) the local engine: `ampsctl.sow.compact` into a SOW file (its fast path, for this
+       journal of plain publishes; `--reference` also times the reference replay alone,
+       `compact(..., fast=False)`, which is slow);
    (b) the Spark engine on --master (default local[2]) into a SOW file, the session started
        before the clock starts (a cluster's session outlives one job);
    (c) the peer: DuckDB over the Parquet export, the equivalent last-value-per-key window
        query (`row_number() OVER (PARTITION BY sow_key ORDER BY sequence DESC) = 1`),
        written to Parquet so the result is materialised.
    Target: (a) at most 2x (c). (b) prints records/s per core: it should scale with cores.
+   Wall seconds decide; the process CPU seconds (all threads) of (a) and (c) are printed too,
+   since on a shared machine the wall time mostly measures the other load.
 4. Checks agreement: the three results hold KEYS records, and both SOW files hold the same
    records.
 
@@ -81,6 +85,7 @@ def main() -> int:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--seed", type=int, default=8)
     parser.add_argument("--keep", action="store_true", help="keep bench/out/pipeline-bench/")
+    parser.add_argument("--reference", action="store_true", help="also time the local engine's reference replay (slow)")
     args = parser.parse_args()
     if args.keys > args.records:
         parser.error("--keys must not exceed --records")
@@ -103,9 +108,14 @@ def main() -> int:
         cores = spark.sparkContext.defaultParallelism
         run_export(ExportJob(str(journal), str(base / "parquet"), OutputFormat.PARQUET), Engine.SPARK, spark=spark)
 
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.process_time()
         local = compact(journal, [SPEC], base / "local")
-        local_s = time.perf_counter() - began
+        local_s, local_cpu = time.perf_counter() - began, time.process_time() - cpu
+        reference_s = None
+        if args.reference:
+            began = time.perf_counter()
+            reference = compact(journal, [SPEC], base / "reference", fast=False)
+            reference_s = time.perf_counter() - began
 
         began = time.perf_counter()
         remote = run_compact(CompactJob(str(journal), (SPEC,), str(base / "spark")), Engine.SPARK, spark=spark).result
@@ -113,7 +123,7 @@ def main() -> int:
     finally:
         stop(spark)
 
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     connection = duckdb.connect()
     connection.execute(f"""
         COPY (SELECT * EXCLUDE (rn) FROM (
@@ -121,16 +131,24 @@ def main() -> int:
                 FROM read_parquet('{base / "parquet"}/*.parquet'))
               WHERE rn = 1)
         TO '{base / "duckdb.parquet"}' (FORMAT parquet)""")
-    duck_s = time.perf_counter() - began
+    duck_s, duck_cpu = time.perf_counter() - began, time.process_time() - cpu
     duck_rows = connection.execute(f"SELECT count(*) FROM read_parquet('{base / 'duckdb.parquet'}')").fetchone()[0]
 
     ok = local.files[0].records == remote.files[0].records == duck_rows == args.keys
-    ok = ok and sow_rows(Path(local.files[0].path)) == sow_rows(Path(remote.files[0].path))
-    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs; Spark master {args.master} ({cores} cores)")
-    print(f"{'engine':<34}{'seconds':>10}{'records/s':>14}")
-    for name, seconds in (("(a) local engine", local_s), (f"(b) Spark engine, {args.master}", spark_s), ("(c) DuckDB window query", duck_s)):
-        print(f"{name:<34}{seconds:>10.2f}{args.records / seconds:>14,.0f}")
-    print(f"local / DuckDB: {local_s / duck_s:.2f}x (target: at most 2x)")
+    local_rows = sow_rows(Path(local.files[0].path))
+    ok = ok and local_rows == sow_rows(Path(remote.files[0].path))
+    if args.reference:
+        ok = ok and local_rows == sow_rows(Path(reference.files[0].path))
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; "
+          f"Spark master {args.master} ({cores} cores)")
+    print(f"{'engine':<38}{'seconds':>10}{'records/s':>14}{'CPU s':>10}")
+    lines = [("(a) local engine", local_s, local_cpu), (f"(b) Spark engine, {args.master}", spark_s, None),
+             ("(c) DuckDB window query", duck_s, duck_cpu)]
+    if reference_s is not None:
+        lines.insert(1, ("(a') local engine, reference replay", reference_s, None))
+    for name, seconds, cpu_s in lines:
+        print(f"{name:<38}{seconds:>10.2f}{args.records / seconds:>14,.0f}{'' if cpu_s is None else f'{cpu_s:.2f}':>10}")
+    print(f"local / DuckDB: {local_s / duck_s:.2f}x (target: at most 2x); CPU seconds: {local_cpu / duck_cpu:.2f}x")
     print(f"Spark / DuckDB: {spark_s / duck_s:.2f}x; Spark records/s per core: {args.records / spark_s / cores:,.0f}")
     print("results agree" if ok else "RESULTS DISAGREE")
     if not args.keep:
