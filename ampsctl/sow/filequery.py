@@ -6,7 +6,8 @@ as the in-memory topic would. What the file adds is where candidates come from:
 * SowKeys: ``sow_key IN (...)`` through the unique (topic, sow_key) index;
 * a hash-index match: ``h<i> IN (tokens, ANY)`` through the SQL index on that column;
 * otherwise a scan of the records table, narrowed by the memo-index pre-filter of
-  ``sqlfilter.py`` when the filter touches memo-indexed fields;
+  ``sqlfilter.py`` when the filter touches memo-indexed fields, and for JSON topics by the
+  JSON pre-filter of ``jsonfilter.py`` (SQLite's JSON functions), both sound narrowings;
 * as-of queries read the history table.
 A Pattern container's concrete topics can be limited with ``Query.topic`` (a regex, searched).
 Rows are CRC-checked as they are turned into results.
@@ -18,12 +19,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import sqlite3
+
 from ampsctl.errors import InputError
 from ampsctl.sow.indexing import ANY
+from ampsctl.sow.jsonfilter import JsonPrefilter, json_prefilter
 from ampsctl.sow.payloads import Payloads
 from ampsctl.sow.query import Plan, Query, Row, execute, plan, topic_test
 from ampsctl.sow.record import SowRecord
-from ampsctl.sow.sowfile import RECORD_COLUMNS, SowFile, StoredRecord
+from ampsctl.sow.sowfile import RECORD_COLUMNS, SowFile, StoredRecord, damaged
 from ampsctl.sow.sqlfilter import prefilter
 
 
@@ -96,7 +100,8 @@ def _rows(sow: SowFile, where: str, params: tuple[Any, ...], chosen: Plan, paylo
     test = payloads.matcher(predicate)
     batch: list[tuple[int, Any]] = []
     count = 0
-    for rowid, payload in sow.select(f"SELECT id, payload FROM records {condition} ORDER BY id", params):
+    json = json_prefilter(chosen.expr) if chosen.expr is not None and payloads.message_type == "json" else None
+    for rowid, payload in _payloads(sow, where, params, json):
         count += 1
         found = test(payload)
         if found is not None:
@@ -109,6 +114,32 @@ def _rows(sow: SowFile, where: str, params: tuple[Any, ...], chosen: Plan, paylo
     yield from _whole(sow, batch)
     if progress is not None:
         progress(count)
+
+
+def _payloads(sow: SowFile, where: str, params: tuple[Any, ...], json: JsonPrefilter | None) -> Iterator[tuple[int, bytes]]:
+    """(id, payload) of the rows to test, in id order: every row ``where`` selects, or only those
+    the JSON pre-filter lets through. If SQLite cannot parse a payload (its JSON reader differs
+    from orjson's at the edges) the rest of the scan, from the last row it returned, runs
+    without the pre-filter."""
+    plain = f"SELECT id, payload FROM records {'WHERE ' + where if where else ''} ORDER BY id"
+    if json is None:
+        yield from sow.select(plain, params)
+        return
+    last = None
+    try:
+        both = f"({where}) AND {json.where}" if where else json.where
+        cursor = sow.connection.execute(f"SELECT id, payload FROM records WHERE {both} ORDER BY id", (*params, *json.params))
+        while batch := cursor.fetchmany(4096):
+            last = batch[-1][0]
+            yield from batch
+        return
+    except sqlite3.OperationalError as exc:
+        if "json" not in str(exc).lower():  # malformed JSON, or SQLite without JSON functions
+            raise damaged(sow.path, str(exc)) from None
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        raise damaged(sow.path, str(exc)) from None
+    rest = f"{where} AND id > ?" if where else "id > ?"
+    yield from sow.select(f"SELECT id, payload FROM records WHERE {rest} ORDER BY id", (*params, -1 if last is None else last))
 
 
 def _whole(sow: SowFile, batch: list[tuple[int, Any]]) -> Iterator[tuple[SowRecord, Any]]:

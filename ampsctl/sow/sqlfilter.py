@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from ampsctl.filter import ast
 from ampsctl.filter.values import parse_number
@@ -40,62 +40,83 @@ _TRUE_IF_GREATER = {"=": False, "!=": True, "<": False, "<=": False, ">": True, 
 _Condition = tuple[str, list[Any]]
 
 
+class Target(Protocol):
+    """Where the atoms of a narrowing come from: the memo columns, or (``jsonfilter``) JSON values."""
+
+    def column(self, field: ast.Field) -> Any | None:
+        """A handle for ``field``, or None when it cannot be narrowed."""
+
+    def compare(self, column: Any, op: str, value: Any) -> _Condition | None:
+        """TRUE for every row where ``field op value`` can be true (None: cannot translate)."""
+
+    def is_null(self, column: Any, negated: bool) -> _Condition | None: ...
+
+
 def prefilter(expr: ast.Expr, memo_paths: Sequence[str]) -> _Condition | None:
     """An SQL condition with ``?`` parameters, or None when nothing narrows."""
     from ampsctl.messages.paths import split_path
 
     columns = {tuple(split_path(path)): number for number, path in enumerate(memo_paths)}
-    found = _condition(expr, columns)
+    found = narrowing(expr, _MemoColumns(columns))
     if found is None:
         return None
     sql, params = found
     return f"(memo_complex OR {sql})", params
 
 
-def _condition(expr: ast.Expr, columns: dict[tuple[str, ...], int]) -> _Condition | None:
+def narrowing(expr: ast.Expr, target: Target) -> _Condition | None:
+    """A sound SQL narrowing of ``expr`` from ``target``'s atoms (the module docstring's rules)."""
     if isinstance(expr, ast.And):
-        parts = [part for part in (_condition(operand, columns) for operand in expr.operands) if part is not None]
-        return _join(parts, "AND") if parts else None
+        parts = [part for part in (narrowing(operand, target) for operand in expr.operands) if part is not None]
+        return join(parts, "AND") if parts else None
     if isinstance(expr, ast.Or):
-        parts = [_condition(operand, columns) for operand in expr.operands]
-        return None if any(part is None for part in parts) else _join(parts, "OR")  # type: ignore[arg-type]
+        parts = [narrowing(operand, target) for operand in expr.operands]
+        return None if any(part is None for part in parts) else join(parts, "OR")  # type: ignore[arg-type]
     if isinstance(expr, ast.Comparison):
         for side, other, op in ((expr.left, expr.right, expr.op), (expr.right, expr.left, _FLIP[expr.op])):
-            column = _column(side, columns)
+            column = target.column(side) if isinstance(side, ast.Field) else None
             known, value = constant(other)
             if column is not None and known:
-                return _compare(column, op, value)
+                return target.compare(column, op, value)
         return None
     if isinstance(expr, ast.Between) and not expr.negated:
-        column = _column(expr.value, columns)
+        column = target.column(expr.value) if isinstance(expr.value, ast.Field) else None
         (low_known, low), (high_known, high) = constant(expr.low), constant(expr.high)
         if column is None or not low_known or not high_known:
             return None
-        parts = [_compare(column, ">=", low), _compare(column, "<=", high)]
-        return None if any(part is None for part in parts) else _join(parts, "AND")  # type: ignore[arg-type]
+        parts = [target.compare(column, ">=", low), target.compare(column, "<=", high)]
+        return None if any(part is None for part in parts) else join(parts, "AND")  # type: ignore[arg-type]
     if isinstance(expr, ast.In) and not expr.negated:
-        column = _column(expr.value, columns)
+        column = target.column(expr.value) if isinstance(expr.value, ast.Field) else None
         options = [constant(option) for option in expr.options]
         if column is None or not all(known for known, _ in options):
             return None
-        parts = [_compare(column, "=", value) for _, value in options]
-        return None if any(part is None for part in parts) else _join(parts, "OR")  # type: ignore[arg-type]
+        parts = [target.compare(column, "=", value) for _, value in options]
+        return None if any(part is None for part in parts) else join(parts, "OR")  # type: ignore[arg-type]
     if isinstance(expr, ast.IsNull):
-        column = _column(expr.value, columns)
-        if column is None:
-            return None
-        num, txt = f"m{column}n", f"m{column}t"
-        if expr.negated:
-            return f"({num} IS NOT NULL OR {txt} IS NOT NULL)", []
-        return f"({num} IS NULL AND {txt} IS NULL)", []
+        column = target.column(expr.value) if isinstance(expr.value, ast.Field) else None
+        return None if column is None else target.is_null(column, expr.negated)
     return None
 
 
-def _column(expr: ast.Expr, columns: dict[tuple[str, ...], int]) -> int | None:
-    if not isinstance(expr, ast.Field):
-        return None
-    path = field_key(expr)
-    return columns.get(path) if path is not None else None
+class _MemoColumns:
+    """The typed memo columns ``m<i>n``/``m<i>t`` of ``indexing.memo_value``."""
+
+    def __init__(self, columns: dict[tuple[str, ...], int]) -> None:
+        self.columns = columns
+
+    def column(self, field: ast.Field) -> int | None:
+        path = field_key(field)
+        return self.columns.get(path) if path is not None else None
+
+    def compare(self, column: int, op: str, value: Any) -> _Condition | None:
+        return _compare(column, op, value)
+
+    def is_null(self, column: int, negated: bool) -> _Condition:
+        num, txt = f"m{column}n", f"m{column}t"
+        if negated:
+            return f"({num} IS NOT NULL OR {txt} IS NOT NULL)", []
+        return f"({num} IS NULL AND {txt} IS NULL)", []
 
 
 def _compare(column: int, op: str, value: Any) -> _Condition | None:
@@ -114,7 +135,7 @@ def _compare(column: int, op: str, value: Any) -> _Condition | None:
         return (f"(CASE WHEN {num} IS NOT NULL THEN {num} {sql_op} ? WHEN {txt} IS NOT NULL THEN {greater} "
                 "ELSE NULL END)"), [value]
     if isinstance(value, str):
-        if not _storable(value):
+        if not storable(value):
             return None
         number = parse_number(value)
         if number is None:
@@ -132,7 +153,7 @@ def _exact(number: int | float) -> bool:
     return not isinstance(number, int) or -EXACT_FLOAT_INT <= number <= EXACT_FLOAT_INT
 
 
-def _storable(text: str) -> bool:
+def storable(text: str) -> bool:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -140,7 +161,7 @@ def _storable(text: str) -> bool:
     return True
 
 
-def _join(parts: list[_Condition], word: str) -> _Condition:
+def join(parts: list[_Condition], word: str) -> _Condition:
     if len(parts) == 1:
         return parts[0]
     params: list[Any] = []
