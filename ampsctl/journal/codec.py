@@ -265,10 +265,11 @@ def encode_record(record: JournalRecord) -> bytes:
 class Decoder:
     """Turns record bytes into JournalRecords; remembers repeated strings. One per scan."""
 
-    __slots__ = ("_texts",)
+    __slots__ = ("_texts", "_pairs")
 
     def __init__(self) -> None:
         self._texts: dict[bytes, str] = {}
+        self._pairs: dict[bytes, tuple[int, str, str]] = {}  # topic + type bytes -> (topic length, topic, type)
 
     def decode_records(self, data: bytes, start: int, end: int, out: list[JournalRecord]) -> int:
         """Append every whole record in ``data[start:end]`` to ``out``; return where the first
@@ -277,10 +278,14 @@ class Decoder:
         Raises RecordDefect for a damaged record, after ``out`` has received exactly the good
         records before it. ``incomplete`` defects are raised only for a length that cannot be
         right (too small); a record that merely runs past ``end`` stops the call instead.
+
+        The loop is the scan's hot path (about 1 µs a record): topic and message type are one
+        slice and one cache lookup, and the field lengths are checked by where the payload
+        ends rather than by a sum. Anything odd stops the loop; ``record_defect`` then names it.
         """
         unpack = RECORD_HEAD.unpack_from
         crc32 = zlib.crc32
-        texts = self._texts
+        texts, pairs = self._texts, self._pairs
         commands = COMMANDS
         view = memoryview(data)
         append = out.append
@@ -293,44 +298,37 @@ class Decoder:
                 (length, sequence, timestamp, command, flags, tl, ml, sl, cl, nl,
                  expiration, publisher_sequence, pl) = unpack(data, pos)
                 stop = pos + length
-                if stop > end:
-                    break  # incomplete here, or an impossible length: decided after the loop
-                if (length != MIN_RECORD + tl + ml + sl + cl + nl + pl or flags & ~KNOWN_FLAGS
-                        or not 0 < command < 5):
-                    break
+                if stop > end or flags & ~KNOWN_FLAGS or not 0 < command < 5:
+                    break  # incomplete here, or damaged: decided after the loop
                 p = pos + HEAD_SIZE
-                q = p + tl
+                q = p + tl + ml
                 key = data[p:q]
-                topic = texts.get(key)
-                if topic is None:
-                    topic = self._remember(key)
-                p = q + ml
-                key = data[q:p]
-                message_type = texts.get(key)
-                if message_type is None:
-                    message_type = self._remember(key)
+                pair = pairs.get(key)
+                if pair is None or pair[0] != tl:
+                    pair = self._pair(key, tl)
+                p = q + sl
                 if flags:
-                    q = p + sl
-                    sow_key = str(data[p:q], "utf-8") if flags & F_SOW_KEY else None
-                    p = q + cl
-                    correlation_id = str(data[q:p], "utf-8") if flags & F_CORRELATION_ID else None
-                    q = p + nl
+                    sow_key = data[q:p].decode() if flags & F_SOW_KEY else None
+                    q = p + cl
+                    correlation_id = data[p:q].decode() if flags & F_CORRELATION_ID else None
+                    p = q + nl
                     if flags & F_CLIENT_NAME:
-                        key = data[p:q]
+                        key = data[q:p]
                         client_name = texts.get(key)
                         if client_name is None:
                             client_name = self._remember(key)
                     else:
                         client_name = None
-                    p = q
                     if not flags & F_EXPIRATION:
                         expiration = None
                     if not flags & F_PUBLISHER_SEQUENCE:
                         publisher_sequence = None
                 else:
-                    p += sl + cl + nl
+                    p += cl + nl
                     sow_key = correlation_id = client_name = expiration = publisher_sequence = None
-                append(new(JournalRecord, (sequence, timestamp, commands[command], topic, message_type,
+                if p + pl + 4 != stop:
+                    break  # the field lengths do not add up to the record length
+                append(new(JournalRecord, (sequence, timestamp, commands[command], pair[1], pair[2],
                                            data[p:stop - 4], sow_key, expiration, correlation_id, client_name,
                                            publisher_sequence)))
                 pos = stop
@@ -368,6 +366,12 @@ class Decoder:
             self._texts.clear()
         text = self._texts[raw] = str(raw, "utf-8")
         return text
+
+    def _pair(self, raw: bytes, topic_length: int) -> tuple[int, str, str]:
+        if len(self._pairs) >= _CACHE_LIMIT:
+            self._pairs.clear()
+        pair = self._pairs[raw] = (topic_length, str(raw[:topic_length], "utf-8"), str(raw[topic_length:], "utf-8"))
+        return pair
 
 
 def decode_record(data: bytes, offset: int = 0) -> JournalRecord:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator
+from itertools import chain
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -232,6 +233,30 @@ class JournalReader:
 
     def _scan(self, decode: DecodeFn, after: int, since: int | None, to_sequence: int | None,
               to_timestamp: int | None, topics: Callable[[str], bool] | None) -> Iterator[Any]:
+        if since is None and to_sequence is None and to_timestamp is None and topics is None:
+            # A plain scan (a whole dump, an export): whole batches, iterated in C, without a
+            # generator step per record.
+            return chain.from_iterable(self._plain_batches(decode, after))
+        return self._filtered(decode, after, since, to_sequence, to_timestamp, topics)
+
+    def _plain_batches(self, decode: DecodeFn, after: int) -> Iterator[list[Any]]:
+        for position, segment in enumerate(self._segments):
+            if self._skippable(position, segment, after + 1, None):
+                continue
+            offset = self._start_offset(segment, after + 1, None)
+            expected = segment.header.first_sequence if offset == HEADER_SIZE else None
+            for base, batch in _batches(segment, offset, decode):
+                first = _check_run(segment, base, batch, expected)
+                expected = first + len(batch)
+                if first <= after:
+                    batch = batch[after + 1 - first:]
+                if batch:
+                    yield batch
+            if segment.damage is not None:
+                raise segment.damage
+
+    def _filtered(self, decode: DecodeFn, after: int, since: int | None, to_sequence: int | None,
+                  to_timestamp: int | None, topics: Callable[[str], bool] | None) -> Iterator[Any]:
         wanted: dict[str, bool] = {}  # topic -> topics(topic), asked once per topic
         started = since is None
         plain = started and to_sequence is None and to_timestamp is None and topics is None
@@ -242,10 +267,7 @@ class JournalReader:
             offset = self._start_offset(segment, after + 1, since if not started else None)
             expected = segment.header.first_sequence if offset == HEADER_SIZE else None
             for base, batch in _batches(segment, offset, decode):
-                first = batch[0].sequence
-                if (expected is not None and first != expected) or batch[-1].sequence - first != len(batch) - 1:
-                    raise JournalCorruptError(str(segment.path), base,
-                                              f"sequences do not run on from {expected if expected is not None else first}")
+                first = _check_run(segment, base, batch, expected)
                 expected = batch[-1].sequence + 1
                 if plain and first > after:
                     yield from batch
@@ -348,6 +370,14 @@ class JournalReader:
         files = [(number, path, position == len(self._files) - 1 and self._single_is_last(number))
                  for position, (number, path) in enumerate(self._files)]
         return verify_segments(files, progress)
+
+
+def _check_run(segment: _Segment, base: int, batch: list[Any], expected: int | None) -> int:
+    """The first sequence of ``batch``, which must run on from ``expected`` without a gap."""
+    first = batch[0].sequence
+    if (expected is not None and first != expected) or batch[-1].sequence - first != len(batch) - 1:
+        raise JournalCorruptError(str(segment.path), base, f"sequences do not run on from {expected if expected is not None else first}")
+    return first
 
 
 def _batches(segment: _Segment, offset: int, decode: DecodeFn) -> Iterator[tuple[int, list[Any]]]:
