@@ -47,7 +47,8 @@ from ampsctl.affinity.model import (
     SubscriptionEvent,
     Unsubscribe,
 )
-from ampsctl.affinity.publishers import CoverageIndex, LoadHeap, Publisher, search
+from ampsctl.affinity.patterns import finder
+from ampsctl.affinity.publishers import CoverageIndex, LoadIndex, Publisher
 from ampsctl.errors import InputError
 from ampsctl.filter.errors import FilterError
 from ampsctl.filter.regexes import compile_pattern, has_metachars
@@ -91,18 +92,23 @@ class _Topic:
         self.subscribers: dict[int, _Connection] | None = {} if all_mode else None
 
 
-# A live subscription, in ``_Connection.subs``: _IGNORED, _COUNTED, or for interest the
-# _Topic itself (default mode) or (_Topic, serial) (all mode, the serial keys subscribers).
-_Entry = _Mark | _Topic | tuple[_Topic, int]
+class _Connection(dict):  # type: ignore[type-arg]
+    """A connection's live subscriptions, sub_id -> entry, in subscription order.
 
+    An entry is _IGNORED, _COUNTED, or for interest the _Topic itself (default mode) or
+    (_Topic, serial) (all mode; the serial keys the topic's subscribers). The connection is
+    the dict itself: the hot path follows one pointer fewer.
+    """
 
-class _Connection:
-    __slots__ = ("name", "client", "subs")
+    __slots__ = ("name", "client")
 
     def __init__(self, name: str, client: str) -> None:
+        super().__init__()
         self.name = name
         self.client = client
-        self.subs: dict[str, _Entry] = {}  # sub_id -> entry, in subscription order
+
+
+_Entry = _Mark | _Topic | tuple[_Topic, int]
 
 
 class FaucetEngine:
@@ -110,7 +116,7 @@ class FaucetEngine:
 
     def __init__(self, settings: AffinitySettings) -> None:
         try:
-            self._pattern = compile_pattern(settings.subscription_topic)
+            self._finds = finder(compile_pattern(settings.subscription_topic))
         except FilterError as exc:
             raise InputError(
                 f"SubscriptionTopic {settings.subscription_topic!r} is not a valid PCRE: {exc.message}",
@@ -128,7 +134,7 @@ class FaucetEngine:
         self._topics: dict[str, _Topic | _Mark] = {}  # every topic classified: its state, or _IGNORED
         self._topic_floor = self._topic_limit = _TOPIC_LIMIT
         self._unassigned: dict[str, _Topic] = {}  # interested topics without a publisher
-        self._heap = LoadHeap(self._publishers) if settings.coverage_option is None else None
+        self._loads = LoadIndex() if settings.coverage_option is None else None
         self._coverage = CoverageIndex()
         self._activations = 0
         self._interest_seq = 0
@@ -142,18 +148,27 @@ class FaucetEngine:
         if kind is Subscribe:
             connection, client, topic, sub_id, _options = event  # type: ignore[misc]
             conn = self._connections.get(connection)
-            # Inline: a known connection subscribing a new sub_id to a known topic.
-            if conn is not None and conn.client == client and topic != self._control_topic and sub_id not in conn.subs:
+            # Inline: a known connection subscribing a new sub_id to a topic that has interest.
+            if conn is not None and conn.client == client and sub_id not in conn and topic != self._control_topic:
                 state = self._topics.get(topic)
                 if state is None:
                     state = self._classify(topic)
                 if state is _IGNORED:
-                    conn.subs[sub_id] = _IGNORED
+                    conn[sub_id] = _IGNORED
                     return []
-                if state.count and not self._all:  # type: ignore[union-attr]
-                    conn.subs[sub_id] = state
-                    state.count += 1  # type: ignore[union-attr]
-                    return []
+                count = state.count  # type: ignore[union-attr]
+                if count:
+                    state.count = count + 1  # type: ignore[union-attr]
+                    if not self._all:
+                        conn[sub_id] = state
+                        return []
+                    self._serial = serial = self._serial + 1
+                    conn[sub_id] = (state, serial)
+                    state.subscribers[serial] = conn  # type: ignore[union-attr]
+                    publisher = state.publisher  # type: ignore[union-attr]
+                    if publisher is None:
+                        return [_new(AffinityEvent, (NO_HANDLERS, topic, None, None, client, connection, SUBSCRIBE))]
+                    return [_new(AffinityEvent, (ASSIGN, topic, publisher.client, publisher.connection, client, connection, SUBSCRIBE))]
                 out: list[AffinityEvent] = []
                 self._add_interest(conn, sub_id, state, out)  # type: ignore[arg-type]
                 return out
@@ -161,11 +176,22 @@ class FaucetEngine:
             self._subscribe(event, conn, out)  # type: ignore[arg-type]
             return out
         if kind is Unsubscribe:
-            conn = self._connections.get(event.connection)
-            entry = conn.subs.pop(event.sub_id, None) if conn is not None else None  # type: ignore[union-attr]
-            if type(entry) is _Topic and entry.count > 1:  # inline: interest that stays (default mode)
-                entry.count -= 1
-                return []
+            conn = self._connections.get(event.connection)  # type: ignore[union-attr]
+            entry = conn.pop(event.sub_id, None) if conn is not None else None  # type: ignore[union-attr]
+            # Inline: an interest subscription goes and its topic keeps interest.
+            if type(entry) is _Topic:  # default mode
+                if entry.count > 1:
+                    entry.count -= 1
+                    return []
+            elif type(entry) is tuple:  # all mode
+                topic_state, serial = entry
+                if topic_state.count > 1:
+                    topic_state.count -= 1
+                    del topic_state.subscribers[serial]
+                    publisher = topic_state.publisher
+                    if publisher is None:
+                        return []
+                    return [_new(AffinityEvent, (UNASSIGN, topic_state.name, publisher.client, publisher.connection, conn.client, conn.name, UNSUBSCRIBE))]  # type: ignore[union-attr]
             out = []
             if entry is None:
                 self.warnings.append(f"unsubscribe of unknown subscription {event.sub_id!r} on connection {event.connection!r}: ignored")  # type: ignore[union-attr]
@@ -189,7 +215,7 @@ class FaucetEngine:
                 hint="a connection has one client name; give a reconnecting client a new connection id",
             )
         sub_id, topic = event.sub_id, event.topic
-        old = conn.subs.pop(sub_id, None)
+        old = conn.pop(sub_id, None)
         if old is not None:  # reusing a live sub_id replaces that subscription
             self._remove(conn, sub_id, old, out)
         if topic == self._control_topic:
@@ -199,7 +225,7 @@ class FaucetEngine:
         if state is None:
             state = self._classify(topic)
         if state is _IGNORED:
-            conn.subs[sub_id] = _IGNORED
+            conn[sub_id] = _IGNORED
         else:
             self._add_interest(conn, sub_id, state, out)  # type: ignore[arg-type]
 
@@ -207,21 +233,23 @@ class FaucetEngine:
         conn = self._connections.pop(name, None)
         if conn is None:
             return  # a connection that never subscribed leaves nothing behind
-        for entry in conn.subs.values():
+        for entry in conn.values():
             if type(entry) is not _Mark:
                 self._remove_interest(conn, entry, out)  # type: ignore[arg-type]
         publisher = self._publishers.get(name)
         if publisher is not None:
             self._lose(publisher, out)
-        conn.subs.clear()
+        conn.clear()
 
     def _remove(self, conn: _Connection, sub_id: str, entry: _Entry, out: list[AffinityEvent]) -> None:
-        """Remove one subscription (already popped from ``conn.subs``)."""
+        """Remove one subscription (already popped from ``conn``)."""
         if entry is _COUNTED:
             publisher = self._publishers[conn.name]
             del publisher.coverage[sub_id]
             if not publisher.coverage:
                 self._lose(publisher, out)
+            else:
+                self._coverage.refresh(publisher)
         elif entry is not _IGNORED:
             self._remove_interest(conn, entry, out)  # type: ignore[arg-type]
 
@@ -229,7 +257,7 @@ class FaucetEngine:
 
     def _add_control(self, conn: _Connection, event: Subscribe, out: list[AffinityEvent]) -> None:
         counts, coverage = self._control_coverage(event)
-        conn.subs[event.sub_id] = _COUNTED if counts else _IGNORED
+        conn[event.sub_id] = _COUNTED if counts else _IGNORED
         if not counts:
             return
         publisher = self._publishers.get(conn.name)
@@ -237,9 +265,10 @@ class FaucetEngine:
         if publisher is None:
             self._activations += 1
             publisher = self._publishers[conn.name] = Publisher(conn.name, conn.client, self._activations)
-            if self._heap is not None:
-                self._heap.push(publisher)
+            if self._loads is not None:
+                self._loads.add(publisher)
         publisher.coverage[event.sub_id] = coverage
+        self._coverage.refresh(publisher)
         if joined or self._coverage_option is not None:  # arrival, or perhaps wider coverage
             self._sweep(publisher, coverage, out)
 
@@ -266,9 +295,9 @@ class FaucetEngine:
         """
         if not self._unassigned:
             return
-        finds = self._coverage.finds
+        finds = None if coverage is None else self._coverage.finder(coverage)
         for topic in sorted(self._unassigned.values(), key=_since):
-            if coverage is None or finds(coverage, topic.name):
+            if finds is None or finds(topic.name):
                 del self._unassigned[topic.name]
                 self._assign(topic, publisher)
                 self._announce(topic, out, ASSIGN, PUBLISHER_JOINED)
@@ -276,7 +305,8 @@ class FaucetEngine:
     def _lose(self, publisher: Publisher, out: list[AffinityEvent]) -> None:
         """``publisher`` is no longer eligible: reassign each of its topics, oldest interest first."""
         del self._publishers[publisher.connection]
-        publisher.live = False
+        if self._loads is not None:
+            self._loads.remove(publisher)
         topics: list[_Topic] = sorted(publisher.topics.values(), key=_since)  # type: ignore[arg-type]
         publisher.topics.clear()
         publisher.load = 0
@@ -300,14 +330,16 @@ class FaucetEngine:
 
     def _choose(self, topic: str) -> Publisher | None:
         """The least-loaded eligible publisher covering ``topic``, ties to the earliest activation."""
-        if self._heap is not None:
-            return self._heap.least_loaded()
+        if self._loads is not None:
+            return self._loads.least_loaded()
         return self._coverage.least_loaded(self._publishers, topic)
 
     def _assign(self, topic: _Topic, publisher: Publisher) -> None:
         topic.publisher = publisher
         publisher.topics[topic.name] = topic
-        publisher.load += 1  # the heap entry is now low, which LoadHeap tolerates
+        publisher.load += 1
+        if self._loads is not None:
+            self._loads.rose(publisher)
 
     # ---- interest
 
@@ -316,7 +348,7 @@ class FaucetEngine:
         if len(self._topics) >= self._topic_limit:  # forget the topics nobody wants now
             self._topics = {name: t for name, t in self._topics.items() if type(t) is _Topic and t.count}
             self._topic_limit = max(self._topic_floor, 2 * len(self._topics))
-        interesting = not has_metachars(topic) and search(self._pattern, topic)
+        interesting = not has_metachars(topic) and self._finds(topic)
         state = self._topics[topic] = _Topic(topic, self._all) if interesting else _IGNORED
         return state
 
@@ -324,10 +356,10 @@ class FaucetEngine:
         """Add an interest subscription to ``topic``."""
         if self._all:
             self._serial += 1
-            conn.subs[sub_id] = (topic, self._serial)
+            conn[sub_id] = (topic, self._serial)
             topic.subscribers[self._serial] = conn  # type: ignore[index]
         else:
-            conn.subs[sub_id] = topic
+            conn[sub_id] = topic
         topic.count += 1
         if topic.count == 1:  # the first interest
             self._interest_seq += 1
@@ -345,7 +377,7 @@ class FaucetEngine:
         self._emit(out, topic, conn, SUBSCRIBE)
 
     def _remove_interest(self, conn: _Connection, entry: _Topic | tuple[_Topic, int], out: list[AffinityEvent]) -> None:
-        """Remove an interest subscription (its entry is already out of ``conn.subs``)."""
+        """Remove an interest subscription (its entry is already out of ``conn``)."""
         if type(entry) is tuple:  # all mode
             topic, serial = entry
             del topic.subscribers[serial]  # type: ignore[union-attr]
@@ -364,8 +396,8 @@ class FaucetEngine:
         del publisher.topics[topic.name]
         publisher.load -= 1
         topic.publisher = None
-        if self._heap is not None:
-            self._heap.push(publisher)
+        if self._loads is not None:
+            self._loads.fell(publisher)
         if not self._all:
             out.append(_new(AffinityEvent, (UNASSIGN, topic.name, publisher.client, publisher.connection, None, None, UNSUBSCRIBE)))
 
@@ -414,7 +446,7 @@ class FaucetEngine:
         subscription."""
         found: dict[str, list[tuple[str, str]]] = {t.name: [] for t in self._interested()}
         for conn in self._connections.values():
-            for entry in conn.subs.values():
+            for entry in conn.values():
                 if type(entry) is not _Mark:
                     topic = entry[0] if type(entry) is tuple else entry
                     found[topic.name].append((conn.client, conn.name))  # type: ignore[union-attr]
