@@ -41,6 +41,14 @@ CONFIG = """<AMPSConfig>
       <MessageType>json</MessageType>
       <FileName></FileName>
     </Topic>
+    <Topic>
+      <!-- before the name: children are fetched by position, comments and PIs count -->
+      <Name>positions</Name><?pi x?>
+      <MessageType>json</MessageType>
+      <Key>/id</Key><!-- between keys --><Key>/acct</Key>
+      <Expiration>1d</Expiration><Expiration>2d</Expiration>
+      <FileName>./sow/%n.sow</FileName>
+    </Topic>
     <Queue><Name>orders</Name><MessageType>json</MessageType><UnderlyingTopic>orders</UnderlyingTopic></Queue>
     <View><Name>by-region</Name><MessageType>json</MessageType><Filter>/x &gt; 1</Filter></View>
   </SOW>
@@ -109,15 +117,18 @@ def test_topics_with_and_without(model: ConfigModel, name: str) -> None:
     assert model.entries_with(name) == [e for e in model.sow_entries if e.has(name)]
 
 
-@pytest.mark.parametrize("name", ["Durability", "FileName", "Key", "Name", "Missing"])
+@pytest.mark.parametrize("name", ["Durability", "FileName", "Key", "Name", "Expiration", "UnderlyingTopic", "Filter", "Missing"])
 @pytest.mark.parametrize("first_only", [False, True])
-def test_child_texts(model: ConfigModel, name: str, first_only: bool) -> None:
+@pytest.mark.parametrize("kind", ["Topic", "Queue", "View"])
+def test_child_texts(model: ConfigModel, name: str, first_only: bool, kind: str) -> None:
     expected: dict[str, list] = {}
-    for topic in model.topics:
-        elements = topic.all(name)[:1] if first_only else topic.all(name)
-        for el in elements:
-            expected.setdefault((el.text or "").strip(), []).append((topic, el))
-    assert model.child_texts(name, first_only=first_only) == expected
+    for entry in model.entries(kind):
+        elements = [child for child in _elements(entry.el) if _canonical(child) == name]
+        for el in elements[:1] if first_only else elements:
+            expected.setdefault((el.text or "").strip(), []).append((entry, el))
+    found = model.child_texts(name, kind, first_only=first_only)
+    assert found == expected
+    assert [list(group) for group in found.values()] == [list(group) for group in expected.values()]  # file order
 
 
 def test_sow_files(model: ConfigModel) -> None:
