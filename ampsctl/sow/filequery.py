@@ -19,15 +19,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import sqlite3
-
 from ampsctl.errors import InputError
 from ampsctl.sow.indexing import ANY
 from ampsctl.sow.jsonfilter import JsonPrefilter, json_prefilter
+from ampsctl.sow.jsonscan import prefiltered_rows
 from ampsctl.sow.payloads import Payloads
 from ampsctl.sow.query import Plan, Query, Row, execute, plan, topic_test
 from ampsctl.sow.record import SowRecord
-from ampsctl.sow.sowfile import RECORD_COLUMNS, SowFile, StoredRecord, damaged
+from ampsctl.sow.sowfile import RECORD_COLUMNS, SowFile, StoredRecord
 from ampsctl.sow.sqlfilter import prefilter
 
 
@@ -118,28 +117,10 @@ def _rows(sow: SowFile, where: str, params: tuple[Any, ...], chosen: Plan, paylo
 
 def _payloads(sow: SowFile, where: str, params: tuple[Any, ...], json: JsonPrefilter | None) -> Iterator[tuple[int, bytes]]:
     """(id, payload) of the rows to test, in id order: every row ``where`` selects, or only those
-    the JSON pre-filter lets through. If SQLite cannot parse a payload (its JSON reader differs
-    from orjson's at the edges) the rest of the scan, from the last row it returned, runs
-    without the pre-filter."""
-    plain = f"SELECT id, payload FROM records {'WHERE ' + where if where else ''} ORDER BY id"
+    the JSON pre-filter lets through (``jsonscan``)."""
     if json is None:
-        yield from sow.select(plain, params)
-        return
-    last = None
-    try:
-        both = f"({where}) AND {json.where}" if where else json.where
-        cursor = sow.connection.execute(f"SELECT id, payload FROM records WHERE {both} ORDER BY id", (*params, *json.params))
-        while batch := cursor.fetchmany(4096):
-            last = batch[-1][0]
-            yield from batch
-        return
-    except sqlite3.OperationalError as exc:
-        if "json" not in str(exc).lower():  # malformed JSON, or SQLite without JSON functions
-            raise damaged(sow.path, str(exc)) from None
-    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
-        raise damaged(sow.path, str(exc)) from None
-    rest = f"{where} AND id > ?" if where else "id > ?"
-    yield from sow.select(f"SELECT id, payload FROM records WHERE {rest} ORDER BY id", (*params, -1 if last is None else last))
+        return sow.select(f"SELECT id, payload FROM records {'WHERE ' + where if where else ''} ORDER BY id", params)
+    return prefiltered_rows(sow, where, params, json)
 
 
 def _whole(sow: SowFile, batch: list[tuple[int, Any]]) -> Iterator[tuple[SowRecord, Any]]:

@@ -19,7 +19,7 @@ from ampsctl.filter.evaluate import matches
 from ampsctl.filter.parser import parse
 from ampsctl.journal.record import Command
 from ampsctl.messages.json_record import JsonRecord
-from ampsctl.sow import filequery
+from ampsctl.sow import filequery, jsonscan
 from ampsctl.sow.checkpoint import write_group
 from ampsctl.sow.filequery import query_file
 from ampsctl.sow.jsonfilter import JsonPrefilter, json_prefilter
@@ -125,3 +125,40 @@ def test_prefiltered_scans_match_the_evaluator(tmp_path: Path, rows: list[dict],
     path = _file(tmp_path, payloads)
     _check(path, payloads, [text, text.replace("/a", "/a/b")])
     path.unlink()
+
+
+@pytest.fixture
+def two_halves(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every scan of more than 2 ids in two halves, the worker holding at most 3 rows; the
+    number of second halves started is counted."""
+    started: list[int] = []
+    monkeypatch.setattr(jsonscan, "PARALLEL_ROWS", 2)
+    monkeypatch.setattr(jsonscan, "BUFFER_ROWS", 3)
+    monkeypatch.setattr(jsonscan, "FETCH_ROWS", 2)
+    monkeypatch.setattr(jsonscan, "_worth_two", lambda sow: not sow.connection.in_transaction)
+    original = jsonscan._Half.start
+    monkeypatch.setattr(jsonscan._Half, "start", lambda self: (started.append(1), original(self))[1])
+    return started
+
+
+def test_two_halves_give_the_same_rows_in_order(tmp_path: Path, two_halves: list[int]) -> None:
+    payloads = [orjson.dumps({"id": number, "c": number % 7, "d": {"e": str(number % 3)}}) for number in range(60)]
+    path = _file(tmp_path, payloads)
+    _check(path, payloads, ["/c = 1", "/c > 2", "/c < 5 AND /d/e = '1'", "/c >= 0", "/d/e = 'x'"])
+    assert len(two_halves) == 5
+    with SowFile.open(path) as sow:  # a query that stops early closes the scan and its transaction
+        assert len(query_file(sow, Query(filter="/c >= 0", top_n=2)).rows) == 2
+        assert not sow.connection.in_transaction
+        assert len(query_file(sow, Query(filter="/c = 1")).rows) == 9
+
+
+def test_malformed_json_in_either_half_finishes_in_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          two_halves: list[int]) -> None:
+    payloads = [orjson.dumps({"id": number, "c": number % 3}) for number in range(40)]
+    path = _file(tmp_path, payloads)
+    with SowFile.open(path) as sow:
+        for bad in (5, 30):  # the first half (the caller's thread), the second (the worker)
+            failing = JsonPrefilter(f"CASE WHEN id > {bad} THEN json_extract('{{', '$') ELSE 1 END", [])
+            monkeypatch.setattr(filequery, "json_prefilter", lambda expr, failing=failing: failing)
+            assert [row.doc["id"] for row in query_file(sow, Query(filter="/c = 1")).rows] == list(range(1, 40, 3))
+    assert len(two_halves) == 2
