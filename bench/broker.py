@@ -7,7 +7,7 @@ The broker runs as a subprocess, `python -m ampsctl broker run --config CFG --po
 with a transaction log recording the topics `bench` and `sowbench`, and `sowbench` a SOW topic
 (key /id, persistent). A `redis-server` (no persistence) runs on a free loopback port for the
 same run and is stopped afterwards. The load generators are separate processes (this script with
-`--role`), using blocking sockets and frames encoded before the clock starts; publishes are
+`bench/broker_load.py`), using blocking sockets and frames encoded before the clock starts; publishes are
 pipelined (a window of unacknowledged messages, sent in chunks of --chunk frames). Every message
 is a 100-byte JSON document. Measurements, each taken against the broker and then against Redis
 with the same generator code:
@@ -31,6 +31,8 @@ with the same generator code:
 
 For the broker, its CPU time per message (user + system, /proc/PID/stat) is shown under the
 ingest and delivery rates: it moves much less than the rates when other jobs share the CPUs.
+The load generators' own CPU time per message is shown too (for both peers): on 2 CPUs they
+share the machine with the broker, and it shows what they take.
 `--profile PATH_TO_PY_SPY` samples the broker with py-spy for the whole run (collapsed stacks
 in bench/out/broker-profile.txt).
 
@@ -50,13 +52,13 @@ import platform
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from broker_load import PAYLOAD_SIZE, _PREFIX, amps_frame, amps_logon, connect, payload, resp
 from report import table, verdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,7 +74,6 @@ BATCH = 100
 TARGET_INGEST = 100_000
 TARGET_DELIVERY = 50_000
 TARGET_P99_MS = 5.0
-PAYLOAD_SIZE = 100
 STEP_TIMEOUT = 300.0  # seconds any one role may take before the run is abandoned
 
 CONFIG = """<AMPSConfig>
@@ -91,227 +92,6 @@ CONFIG = """<AMPSConfig>
   </SOW>
 </AMPSConfig>
 """
-
-_PREFIX = struct.Struct(">I")
-
-
-def payload(n: int) -> bytes:
-    """A 100-byte JSON document with id ``n``."""
-    head = b'{"id":%d,"sym":"MSFT","px":123.45,"qty":100,"side":"buy","note":"' % n
-    return head + b"x" * (PAYLOAD_SIZE - len(head) - 2) + b'"}'
-
-
-# --------------------------------------------------------------------------------------
-# wire formats: what the generator sends and how it counts what comes back
-# --------------------------------------------------------------------------------------
-
-
-def amps_frame(header: dict[str, Any], body: bytes = b"") -> bytes:
-    head = json.dumps(header, separators=(",", ":")).encode()
-    return _PREFIX.pack(len(head) + len(body)) + head + body
-
-
-def resp(*args: bytes) -> bytes:
-    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(arg), arg) for arg in args)
-
-
-class AmpsCounter:
-    """Counts complete length-prefixed frames; keeps the last header it saw."""
-
-    def __init__(self) -> None:
-        self.buffer = bytearray()
-        self.last = b""
-
-    def feed(self, data: bytes) -> int:
-        buffer = self.buffer
-        buffer += data
-        pos, end, count, unpack = 0, len(buffer), 0, _PREFIX.unpack_from
-        last = -1
-        while end - pos >= 4:
-            (size,) = unpack(buffer, pos)
-            if end - pos - 4 < size:
-                break
-            last = pos
-            pos += 4 + size
-            count += 1
-        if last >= 0:
-            self.last = bytes(buffer[last + 4:pos])
-        del buffer[:pos]
-        return count
-
-
-class LineCounter:
-    """Redis integer replies (`:1\\r\\n`): one line each."""
-
-    def __init__(self) -> None:
-        self.last = b""
-
-    def feed(self, data: bytes) -> int:
-        return data.count(b"\n")
-
-
-class FixedCounter:
-    """Redis pub/sub pushes to one channel with one payload size: fixed-size messages."""
-
-    def __init__(self, size: int) -> None:
-        self.size, self.pending, self.last = size, 0, b""
-
-    def feed(self, data: bytes) -> int:
-        total = self.pending + len(data)
-        self.pending = total % self.size
-        return total // self.size
-
-
-def connect(port: int) -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", port))
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-    return sock
-
-
-def read_frame(sock: socket.socket, counter: AmpsCounter) -> bytes:
-    """Block until one more AMPS frame arrived (handshakes only); its bytes."""
-    while not counter.feed(sock.recv(1 << 16)):
-        pass
-    return counter.last
-
-
-def amps_logon(sock: socket.socket, name: str) -> AmpsCounter:
-    counter = AmpsCounter()
-    sock.sendall(amps_frame({"c": "logon", "cid": "logon", "client_name": name, "a": "processed"}))
-    reply = read_frame(sock, counter)
-    if b'"success"' not in reply:
-        raise SystemExit(f"logon failed: {reply!r}")
-    return counter
-
-
-# --------------------------------------------------------------------------------------
-# roles (each runs in its own process; prints one JSON line)
-# --------------------------------------------------------------------------------------
-
-
-def role_publish(args: argparse.Namespace) -> dict[str, Any]:
-    """Publish --count messages: acknowledged and windowed, blasted, or paced at --rate."""
-    sock = connect(args.port)
-    acks = args.acks
-    first = args.first_id
-    ids = range(first, first + args.count)
-    counter: AmpsCounter | LineCounter
-    if args.proto == "amps":
-        counter = amps_logon(sock, args.name)
-        topic = args.topic
-        if acks:
-            frames = [amps_frame({"c": "publish", "t": topic, "s": n + 1, "a": "persisted"}, payload(i))
-                      for n, i in enumerate(ids)]
-        else:
-            frames = [amps_frame({"c": "publish", "t": topic}, payload(i)) for i in ids]
-    else:
-        counter = LineCounter()
-        if not acks:
-            sock.sendall(resp(b"CLIENT", b"REPLY", b"OFF"))  # no reply, not even to this
-        if args.topic == "sowbench":
-            frames = [resp(b"HSET", b"sowbench", str(i).encode(), payload(i)) for i in ids]
-        else:
-            frames = [resp(b"PUBLISH", args.topic.encode(), payload(i)) for i in ids]
-    result: dict[str, Any] = {"count": args.count}
-    if args.pace:
-        result.update(_paced(sock, frames, args.pace))
-    else:
-        chunks = [b"".join(frames[i:i + args.chunk]) for i in range(0, len(frames), args.chunk)]
-        del frames
-        result.update(_pipelined(sock, chunks, args.chunk, args.count, args.window if acks else 0, counter))
-        if args.proto == "amps" and acks:
-            result["last_ack"] = counter.last.decode(errors="replace")
-    sock.close()
-    return result
-
-
-def _pipelined(sock: socket.socket, chunks: list[bytes], chunk: int, count: int, window: int,
-               counter: AmpsCounter | LineCounter) -> dict[str, Any]:
-    start = time.monotonic_ns()
-    if not window:  # no acks: TCP flow control is the only brake
-        for blob in chunks:
-            sock.sendall(blob)
-        return {"start": start, "end": time.monotonic_ns(), "acks": 0}
-    sent = acked = 0
-    sent_chunks = 0
-    recv = sock.recv
-    while acked < count:
-        if sent_chunks < len(chunks) and sent - acked < window:
-            sock.sendall(chunks[sent_chunks])
-            sent_chunks += 1
-            sent = min(count, sent + chunk)
-            try:
-                data = recv(1 << 20, socket.MSG_DONTWAIT)
-            except BlockingIOError:
-                continue
-        else:
-            data = recv(1 << 20)
-        if not data:
-            raise SystemExit(f"the server closed the connection after {acked} acks")
-        acked += counter.feed(data)
-    return {"start": start, "end": time.monotonic_ns(), "acks": acked}
-
-
-def _paced(sock: socket.socket, frames: list[bytes], rate: int) -> dict[str, Any]:
-    """Send frame n at start + n/rate (or as soon after as the sleep allows); each send time."""
-    count = len(frames)
-    times = [0] * count
-    start = time.monotonic_ns()
-    sent = 0
-    interval = 1e9 / rate
-    while sent < count:
-        now = time.monotonic_ns()
-        due = min(count, int((now - start) / interval) + 1)
-        if due > sent:
-            sock.sendall(b"".join(frames[sent:due]))
-            for n in range(sent, due):
-                times[n] = now
-            sent = due
-        wait = start + sent * interval - time.monotonic_ns()
-        if wait > 0:
-            time.sleep(wait / 1e9)
-    return {"start": start, "end": time.monotonic_ns(), "acks": 0, "times": times}
-
-
-def role_subscribe(args: argparse.Namespace) -> dict[str, Any]:
-    """Subscribe, print "ready", then receive --count messages (timestamped with --times)."""
-    sock = connect(args.port)
-    counter: AmpsCounter | FixedCounter
-    if args.proto == "amps":
-        counter = amps_logon(sock, args.name)
-        sock.sendall(amps_frame({"c": "subscribe", "cid": "s1", "t": args.topic, "a": "processed"}))
-        reply = read_frame(sock, counter)
-        if b'"success"' not in reply:
-            raise SystemExit(f"subscribe failed: {reply!r}")
-    else:
-        topic = args.topic.encode()
-        sock.sendall(resp(b"SUBSCRIBE", topic))
-        confirm = b"*3\r\n$9\r\nsubscribe\r\n$%d\r\n%s\r\n:1\r\n" % (len(topic), topic)
-        got = b""
-        while len(got) < len(confirm):
-            got += sock.recv(len(confirm) - len(got))
-        if got != confirm:
-            raise SystemExit(f"subscribe failed: {got!r}")
-        counter = FixedCounter(len(resp(b"message", topic, payload(0))))
-    print("ready", flush=True)
-    count, received, first = args.count, 0, 0
-    times: list[int] = []
-    recv, clock = sock.recv, time.monotonic_ns
-    while received < count:
-        data = recv(1 << 20)
-        now = clock()
-        if not data:
-            raise SystemExit(f"the server closed the connection after {received} messages")
-        got = counter.feed(data)
-        if got and not first:
-            first = now
-        received += got
-        if args.times:
-            times.extend([now] * got)
-    sock.close()
-    return {"first": first, "last": clock(), "count": received, "times": times}
-
 
 # --------------------------------------------------------------------------------------
 # the servers
@@ -398,7 +178,7 @@ class Servers:
 
 
 def spawn(role: str, **options: Any) -> subprocess.Popen[bytes]:
-    command = [sys.executable, str(Path(__file__).resolve()), "--role", role]
+    command = [sys.executable, str(Path(__file__).resolve().with_name("broker_load.py")), "--role", role]
     for key, value in options.items():
         if value is True:
             command.append(f"--{key.replace('_', '-')}")
@@ -435,6 +215,7 @@ def ingest(servers: Servers, proto: str, args: argparse.Namespace, *, topic: str
                           acks=True, chunk=args.chunk, window=args.window))
     pub["rate"] = count / ((pub["end"] - pub["start"]) / 1e9)
     pub["cpu_us"] = (servers.broker_cpu() - cpu) / count * 1e6  # meaningful for the broker only
+    pub["generator_us"] = pub["cpu"] / count * 1e6
     return pub
 
 
@@ -447,6 +228,7 @@ def delivery(servers: Servers, proto: str, args: argparse.Namespace) -> dict[str
     got = result_of(sub)
     return {"rate": got["count"] / ((got["last"] - pub["start"]) / 1e9), "count": got["count"],
             "cpu_us": (servers.broker_cpu() - cpu) / args.messages * 1e6,
+            "generator_us": (pub["cpu"] / args.messages * 1e6, got["cpu"] / args.messages * 1e6),
             "publish_rate": args.messages / ((pub["end"] - pub["start"]) / 1e9)}
 
 
@@ -545,19 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", metavar="PY_SPY", help="sample the broker with this py-spy executable "
                         "(collapsed stacks to bench/out/broker-profile.txt)")
     parser.add_argument("--keep", action="store_true", help="keep bench/out/broker-bench/")
-    # the load generators' own options (internal)
-    parser.add_argument("--role", choices=("publish", "subscribe"), help=argparse.SUPPRESS)
-    for option, kind in (("--proto", str), ("--port", int), ("--topic", str), ("--count", int), ("--name", str),
-                         ("--first-id", int), ("--pace", int)):
-        parser.add_argument(option, type=kind, default=0 if kind is int else "", help=argparse.SUPPRESS)
-    parser.add_argument("--acks", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--times", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.role:
-        result = role_publish(args) if args.role == "publish" else role_subscribe(args)
-        print(json.dumps(result))
-        return 0
-    return run(args)
+    return run(parser.parse_args(argv))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -628,11 +398,17 @@ def _report(figures: dict[str, dict[str, Any]], args: argparse.Namespace) -> Non
         rows.append(("ingest msgs/s, same generator (persisted acks / PUBLISH replies)", f"{ours:,.0f}", f"{peer:,.0f}",
                      f"{ours / peer:.2f}x", "", ""))
         rows.append(("  broker CPU per ingested message, µs", f"{figures['ingest-amps']['cpu_us']:.1f}", "", "", "", ""))
+        rows.append(("  publisher (load generator) CPU per message, µs", f"{figures['ingest-amps']['generator_us']:.1f}",
+                     f"{figures['ingest-redis']['generator_us']:.1f}", "", "", ""))
     if "delivery-amps" in figures:
         ours, peer = figures["delivery-amps"]["rate"], figures["delivery-redis"]["rate"]
         rows.append(("publish -> 1 subscriber, delivered msgs/s", f"{ours:,.0f}", f"{peer:,.0f}", f"{ours / peer:.2f}x",
                      f">= {TARGET_DELIVERY:,}", verdict(ours >= TARGET_DELIVERY)))
         rows.append(("  broker CPU per delivered message, µs", f"{figures['delivery-amps']['cpu_us']:.1f}", "", "", "", ""))
+        pub_us, sub_us = figures["delivery-amps"]["generator_us"]
+        peer_pub, peer_sub = figures["delivery-redis"]["generator_us"]
+        rows.append(("  publisher + subscriber (load generators) CPU per message, µs", f"{pub_us:.1f} + {sub_us:.1f}",
+                     f"{peer_pub:.1f} + {peer_sub:.1f}", "", "", ""))
     if "latency-amps" in figures:
         a, r = figures["latency-amps"], figures["latency-redis"]
         rate = f"{a['offered']:,.0f}/{r['offered']:,.0f} msgs/s offered"

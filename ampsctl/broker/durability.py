@@ -30,7 +30,7 @@ from pathlib import Path
 from ampsctl.errors import AmpsctlError
 from ampsctl.journal.record import JournalRecord
 from ampsctl.journal.writer import FsyncPolicy, JournalWriter, SyncJob
-from ampsctl.sow.checkpoint import checkpoint
+from ampsctl.sow.checkpoint import Snapshot, take_snapshot, write_snapshot
 from ampsctl.sow.recovery import sow_path
 from ampsctl.sow.store import SowStore
 
@@ -51,6 +51,11 @@ class Durability:
         self.committed = writer.last_sequence if writer is not None else 0
         self._held: deque[tuple[int, int, bytes]] = deque()  # (sequence, conn, frame)
         self._sync = writer is None or writer.fsync is not FsyncPolicy.NEVER
+
+    @property
+    def appended(self) -> int:
+        """The sequence of the last record appended (0 without a journal)."""
+        return self.writer.last_sequence if self.writer is not None else 0
 
     @property
     def uncommitted(self) -> bool:
@@ -123,17 +128,41 @@ class Durability:
         return released
 
     def checkpoint(self) -> int:
-        """Write what changed in each persistent SOW topic to its file; the groups written.
+        """Write what changed in each persistent SOW topic to its file, now; the groups written.
 
         The caller commits first (see the module docstring)."""
-        written = 0
+        snapshots = self.snapshot()
+        try:
+            return self.write(snapshots)
+        except BaseException:
+            self.restore(snapshots)
+            raise
+
+    def snapshot(self) -> list[tuple[Path, Snapshot]]:
+        """Each changed persistent group as its checkpoint writes it (``sow.checkpoint.take_snapshot``),
+        taken now, between two commands; ``write`` may then run on another thread.
+
+        The caller commits first: a snapshot's sequence must be durable when its file is written."""
+        snapshots = []
         for group in self.store.groups:
             path = sow_path(group.spec, self.base_dir)
             if path is None or not (group.dirty or group.needs_rewrite):
                 continue
-            checkpoint(path, group, sequence=self.store.group_sequence(group), sync=self._sync)
-            written += 1
-        return written
+            rewrite = group.needs_rewrite or not path.exists()
+            snapshots.append((path, take_snapshot(group, sequence=self.store.group_sequence(group), rewrite=rewrite)))
+        return snapshots
+
+    def write(self, snapshots: list[tuple[Path, Snapshot]]) -> int:
+        """Write the snapshots to their files (any thread; reads nothing the loop changes); how many."""
+        for path, snapshot in snapshots:
+            write_snapshot(path, snapshot, sync=self._sync)
+        return len(snapshots)
+
+    @staticmethod
+    def restore(snapshots: list[tuple[Path, Snapshot]]) -> None:
+        """The write failed: the next checkpoint writes those records again."""
+        for _, snapshot in snapshots:
+            snapshot.restore()
 
     def close(self) -> None:
         if self.writer is not None:

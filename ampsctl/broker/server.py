@@ -13,14 +13,15 @@ releases at the core's next conflation deadline (checked after every batch of ac
 100 ms interval is kept to within the event loop's latency, not the 1 s tick); a journal commit at most
 ``flush_interval`` after the first uncommitted append or held frame (group commit: everything
 appended in between shares one fsync), releasing the ``persisted`` acks it covers; a SOW
-checkpoint every ``checkpoint_interval`` and at shutdown, each right after a commit.
+checkpoint every ``checkpoint_interval`` (a snapshot on the loop, written on its own thread
+once the journal covers it: ``checkpoints.py``) and at shutdown (synchronously, after a commit).
 
 The timed commit does not block the loop on the disk (an fsync takes 0.3-1.5 ms, and every
 delivery would wait behind it): the records are written on the loop, the fsync runs on the
 server's one worker thread (``durability.begin_commit``), and its completion, back on the loop,
 releases the acks it covers (``end_commit``). One fsync is in flight at a time; a commit due
-meanwhile starts as soon as it returns. Shutdown, checkpoints and bookmark replay commit
-synchronously (rare, and they need the records on disk before they go on).
+meanwhile starts as soon as it returns. Shutdown and bookmark replay commit synchronously
+(rare, and they need the records on disk before they go on).
 
 Invariants:
 * Actions are executed in list order, and a connection's frames reach its transport in the
@@ -30,8 +31,8 @@ Invariants:
   broker cleanly (``failure``) instead of serving on with a journal that no longer matches.
 * A held frame goes out only after the commit covering its sequence returned or its fsync job
   completed without error; a failed fsync stops the broker and releases nothing more.
-* ``close`` waits for the fsync in flight, then commits, releases held acks, checkpoints and
-  closes every socket exactly once.
+* ``close`` waits for the fsync and the checkpoint in flight, then commits, releases held acks,
+  checkpoints and closes every socket exactly once.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from ampsctl.broker.checkpoints import Checkpoints
 from ampsctl.broker.connection import ClientConnection
 from ampsctl.broker.core import Action, Append, BrokerCore, Close, Log, LogLevel, Send, SendDurable
 from ampsctl.broker.core.replay import StartReplay
@@ -85,6 +87,7 @@ class BrokerServer:
         self._commit_due = False  # a timed commit came while one was in flight
         self._fsync_thread: ThreadPoolExecutor | None = None  # created by the first timed commit
         self._release_timer: tuple[int, asyncio.TimerHandle] | None = None  # (deadline µs, timer)
+        self._checkpoints = Checkpoints(self)  # SOW files written on their own thread (checkpoints.py)
         self._closed = False
         journal = settings.journal
         self.replayer = Replayer(core, journal.directory if journal is not None else None, commit=self._commit,
@@ -106,7 +109,7 @@ class BrokerServer:
             port = server.sockets[0].getsockname()[1]
             self.uris.append(listener.uri(port))
         self._tasks.append(asyncio.create_task(self._every(self.settings.tick_interval, self._tick)))
-        self._tasks.append(asyncio.create_task(self._every(self.settings.checkpoint_interval, self._checkpoint)))
+        self._tasks.append(asyncio.create_task(self._every(self.settings.checkpoint_interval, self._timed_checkpoint)))
         return list(self.uris)
 
     async def close(self) -> None:
@@ -132,10 +135,11 @@ class BrokerServer:
             self._synced(job, syncing)  # a no-op when its callback ran already
         if self._fsync_thread is not None:
             self._fsync_thread.shutdown(wait=True)
+        await self._stop_checkpoints()
         if self.failure is None:
             with contextlib.suppress(AmpsctlError):  # a failing disk at shutdown is logged, not raised twice
                 self._commit()
-                self._checkpoint()
+                self._checkpoint_now()
         for connection in list(self.connections.values()):
             connection.close("the broker is shutting down")
         for server in self._servers:
@@ -251,6 +255,7 @@ class BrokerServer:
         if job is None:  # nothing to fsync (policy NEVER or ALWAYS): the write was the commit
             for conn, frame in self.durability.release():
                 self._write(conn, frame)
+            self._checkpoints.committed()
             return
         if self._fsync_thread is None:
             self._fsync_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ampsctl-fsync")
@@ -275,6 +280,7 @@ class BrokerServer:
             return
         for conn, frame in released:
             self._write(conn, frame)
+        self._checkpoints.committed()
         if self._commit_due:
             self._commit_due = False
             self._start_commit()  # not _timed_commit: a timer armed meanwhile stays tracked
@@ -282,6 +288,11 @@ class BrokerServer:
     def _commit(self) -> None:
         for conn, frame in self.durability.commit():
             self._write(conn, frame)
+        self._checkpoints.committed()
+
+    def commit_soon(self) -> None:
+        """Start a commit now rather than at the next FlushInterval (a checkpoint waits for it)."""
+        self._start_commit()
 
     def _schedule_release(self) -> None:
         """Keep one timer armed for the core's next conflation deadline."""
@@ -304,7 +315,18 @@ class BrokerServer:
     def _tick(self) -> None:
         self.execute(self.core.tick(self.clock()))
 
-    def _checkpoint(self) -> None:
+    @property
+    def closing(self) -> bool:
+        return self._closed
+
+    def _timed_checkpoint(self) -> None:
+        self._checkpoints.start()
+
+    async def _stop_checkpoints(self) -> None:
+        await self._checkpoints.close()
+
+    def _checkpoint_now(self) -> None:
+        """Commit and checkpoint synchronously (shutdown, once the checkpoint thread is done)."""
         self._commit()
         written = self.durability.checkpoint()
         if written:

@@ -10,8 +10,16 @@
   and with every row's CRC checked and no key twice; a file whose keys would differ (other Key fields,
   KeyDomain, message type or Pattern) is refused as incompatible so that recovery rebuilds it.
 
+Both are two steps, so that a server can write off its event loop: ``take_snapshot`` (cheap,
+between two commands: the dirty keys' records, tokens and history, the meta, and the dirty sets
+handed over) and ``write_snapshot`` (the rows and SQLite, on any thread: it reads only the
+snapshot and the group's immutable spec, indexer and payloads). A failed write gives the keys
+back (``Snapshot.restore``), so the next checkpoint writes them again. ``checkpoint`` and
+``write_group`` do both steps at once.
+
 Invariant kept for recovery: the ``last_sequence`` a file records covers exactly the records
-it holds, because records and meta change in the same transaction (or the same rename).
+it holds, because records and meta change in the same transaction (or the same rename), and a
+snapshot holds the store as it was at that sequence.
 Only acknowledged journal records may be checkpointed; the caller guarantees that.
 OS failures (a full disk, a read-only directory) are EnvironmentProblem (exit 4), and the
 previous file is left as it was.
@@ -24,6 +32,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +42,7 @@ from ampsctl.errors import EnvironmentProblem
 from ampsctl.messages.keys import KEY_SCHEME_VERSION
 from ampsctl.sow.errors import SowFileError
 from ampsctl.sow.history import Saved
+from ampsctl.sow.record import SowRecord
 from ampsctl.sow.sowfile import (
     FORMAT, FORMAT_VERSION, SowFile, SowMeta, damaged, history_crc, index_columns, meta_crc, row_crc, schema,
     temporary_path,
@@ -43,13 +53,100 @@ from ampsctl.sow.topic import SowTopic
 _BATCH = 10_000
 
 
-def write_group(path: str | os.PathLike[str], group: TopicGroup, *, sequence: int, sync: bool = True) -> int:
-    """Write ``group`` to a new file at ``path`` (replacing any old one); the number of records.
+@dataclass(slots=True)
+class _TopicState:
+    """One topic's part of a snapshot: per key, its record (None: gone), tokens and document."""
+
+    topic: str
+    keys: list[str]
+    records: list[SowRecord | None]
+    tokens: list[tuple[bytes | None, ...] | None] | None  # None: no hash index
+    docs: list[Any] | None  # None: the rows need no document
+    history: list[tuple[str, list[Saved]]] | None  # per key, its states (None: no history)
+    source: SowTopic
+    dirty: set[str]  # the keys handed over (restored if the write fails)
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """A group as a checkpoint writes it, at ``sequence`` (see the module docstring)."""
+
+    group: TopicGroup
+    sequence: int
+    timestamp: int | None
+    horizon: int | None
+    rewrite: bool  # a whole new file (write_group) rather than an update of the dirty keys
+    topics: list[_TopicState]
+
+    def restore(self) -> None:
+        """The write failed: mark what it held as changed again."""
+        for state in self.topics:
+            state.source.dirty.update(state.dirty)
+        if self.rewrite:
+            self.group.needs_rewrite = True
+
+
+def take_snapshot(group: TopicGroup, *, sequence: int, rewrite: bool) -> Snapshot:
+    """What a checkpoint of ``group`` at ``sequence`` writes; the topics' dirty sets start empty.
+
+    Cost on the caller's thread: about 0.1 µs per changed key (every key with ``rewrite``),
+    C-level lookups of records and tokens; no row, CRC or SQL (those are ~7 µs a record)."""
+    indexer = group.indexer
+    states = []
+    horizons = []
+    for topic in list(group.topics.values()):
+        dirty, topic.dirty = topic.dirty, set()
+        # The topic's own dicts (same package), read with C-level map: the loop waits for this.
+        stored, kept = topic._records, topic._tokens  # noqa: SLF001
+        keys = list(stored) if rewrite else list(dirty)
+        records = list(stored.values()) if rewrite else list(map(stored.get, keys))
+        tokens = None
+        if indexer.hash_fields:
+            tokens = list(map(kept.get, keys)) if topic.indexer is indexer else [None] * len(keys)
+        docs = None
+        if indexer.memo_fields or (tokens is not None and None in tokens):
+            docs = [topic.doc(key) if record is not None else None for key, record in zip(keys, records, strict=True)]
+        history = topic.history
+        saved = None
+        if history is not None:
+            saved = [(key, history.states(key)) for key in (history.keys() if rewrite else dirty)]
+            if history.horizon is not None:
+                horizons.append(history.horizon)
+        states.append(_TopicState(topic.topic, keys, records, tokens, docs, saved, topic, dirty))
+    if rewrite:
+        group.needs_rewrite = False
+    return Snapshot(group, sequence, group.timestamp, max(horizons) if horizons else None, rewrite, states)
+
+
+def write_snapshot(path: str | os.PathLike[str], snapshot: Snapshot, *, sync: bool = True) -> int:
+    """Write ``snapshot`` to the file at ``path``; the rows written (or deleted). Any thread.
 
     ``sync=False`` skips the fsyncs (the journal's FsyncPolicy.NEVER, tests): still atomic
-    against a crash of the process, not against a power loss.
-    """
-    target = Path(path)
+    against a crash of the process, not against a power loss."""
+    return _write_whole(Path(path), snapshot, sync) if snapshot.rewrite else _update(Path(path), snapshot, sync)
+
+
+def write_group(path: str | os.PathLike[str], group: TopicGroup, *, sequence: int, sync: bool = True) -> int:
+    """Write ``group`` to a new file at ``path`` (replacing any old one); the number of records."""
+    return _write_now(path, take_snapshot(group, sequence=sequence, rewrite=True), sync)
+
+
+def checkpoint(path: str | os.PathLike[str], group: TopicGroup, *, sequence: int, sync: bool = True) -> int:
+    """Bring the file at ``path`` up to date with ``group``; the number of rows written or deleted."""
+    rewrite = group.needs_rewrite or not Path(path).exists()
+    return _write_now(path, take_snapshot(group, sequence=sequence, rewrite=rewrite), sync)
+
+
+def _write_now(path: str | os.PathLike[str], snapshot: Snapshot, sync: bool) -> int:
+    try:
+        return write_snapshot(path, snapshot, sync=sync)
+    except BaseException:
+        snapshot.restore()
+        raise
+
+
+def _write_whole(target: Path, snapshot: Snapshot, sync: bool) -> int:
+    group = snapshot.group
     temporary = temporary_path(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -61,11 +158,10 @@ def write_group(path: str | os.PathLike[str], group: TopicGroup, *, sequence: in
             for statement in schema(len(group.indexer.hash_fields), len(group.indexer.memo_fields)):
                 connection.execute(statement)
             connection.execute("BEGIN")
-            count = _insert_rows(connection, group, _all_rows(group))
-            for topic in group.topics.values():
-                if topic.history is not None:
-                    _write_history(connection, topic, topic.history.keys())
-            _write_meta(connection, group, sequence)
+            count = _insert_rows(connection, group, (row for state in snapshot.topics for row in _rows(group, state)))
+            for state in snapshot.topics:
+                _write_history(connection, state)
+            _write_meta(connection, snapshot)
             connection.execute("COMMIT")
         finally:
             connection.close()
@@ -78,17 +174,11 @@ def write_group(path: str | os.PathLike[str], group: TopicGroup, *, sequence: in
         with suppress(OSError):  # the directory may be what failed
             temporary.unlink(missing_ok=True)
         raise _environment(exc, target) from None
-    for topic in group.topics.values():
-        topic.dirty.clear()
-    group.needs_rewrite = False
     return count
 
 
-def checkpoint(path: str | os.PathLike[str], group: TopicGroup, *, sequence: int, sync: bool = True) -> int:
-    """Bring the file at ``path`` up to date with ``group``; the number of rows written or deleted."""
-    target = Path(path)
-    if group.needs_rewrite or not target.exists():
-        return write_group(target, group, sequence=sequence, sync=sync)
+def _update(target: Path, snapshot: Snapshot, sync: bool) -> int:
+    group = snapshot.group
     try:
         connection = sqlite3.connect(target, isolation_level=None)
     except (OSError, sqlite3.OperationalError) as exc:
@@ -97,14 +187,12 @@ def checkpoint(path: str | os.PathLike[str], group: TopicGroup, *, sequence: int
     try:
         connection.execute(f"PRAGMA synchronous = {'FULL' if sync else 'OFF'}")
         connection.execute("BEGIN IMMEDIATE")
-        for topic in group.topics.values():
-            keys = list(topic.dirty)
-            gone = [(topic.topic, key) for key in keys if key not in topic]
+        for state in snapshot.topics:
+            gone = [(state.topic, key) for key, record in zip(state.keys, state.records, strict=True) if record is None]
             connection.executemany("DELETE FROM records WHERE topic = ? AND sow_key = ?", gone)
-            changed += len(gone) + _insert_rows(connection, group, _rows(group, topic, [k for k in keys if k in topic]), upsert=True)
-            if topic.history is not None:
-                _write_history(connection, topic, keys, replace=True)
-        _write_meta(connection, group, sequence)
+            changed += len(gone) + _insert_rows(connection, group, _rows(group, state), upsert=True)
+            _write_history(connection, state, replace=True)
+        _write_meta(connection, snapshot)
         connection.execute("COMMIT")
     except sqlite3.DatabaseError as exc:
         _rollback(connection)
@@ -114,8 +202,6 @@ def checkpoint(path: str | os.PathLike[str], group: TopicGroup, *, sequence: int
         raise damaged(target, str(exc)) from None
     finally:
         connection.close()
-    for topic in group.topics.values():
-        topic.dirty.clear()
     return changed
 
 
@@ -163,16 +249,13 @@ def _check_compatible(path: str, meta: SowMeta, group: TopicGroup) -> None:
 # ------------------------------------------------------------------ rows
 
 
-def _all_rows(group: TopicGroup) -> Iterator[tuple[Any, ...]]:
-    for topic in group.topics.values():
-        yield from _rows(group, topic, [record.key for record in topic.records()])
-
-
-def _rows(group: TopicGroup, topic: SowTopic, keys: list[str]) -> Iterator[tuple[Any, ...]]:
+def _rows(group: TopicGroup, state: _TopicState) -> Iterator[tuple[Any, ...]]:
     indexer = group.indexer
     indexed = bool(indexer.hash_fields or indexer.memo_fields)
-    for key in keys:
-        record = topic.get(key)
+    count = len(state.keys)
+    all_tokens = state.tokens if state.tokens is not None else [None] * count
+    all_docs = state.docs if state.docs is not None else [None] * count
+    for key, record, tokens, doc in zip(state.keys, state.records, all_tokens, all_docs, strict=True):
         if record is None:
             continue
         crc = row_crc(record.topic, key, record.payload, record.sequence, record.timestamp, record.expiration, record.expires_at)
@@ -181,9 +264,8 @@ def _rows(group: TopicGroup, topic: SowTopic, keys: list[str]) -> Iterator[tuple
         if indexed:
             # The topic kept the hash tokens it indexed the record under (same indexer): the
             # document is read again only for memo columns, or when no tokens were kept.
-            tokens = topic.hash_tokens(key) if topic.indexer is indexer else None
             if tokens is None or indexer.memo_fields:
-                fields = group.payloads.record(topic.doc(key))
+                fields = group.payloads.record(doc)
                 memo, complex_ = indexer.memo_columns(fields)
                 if tokens is None:
                     tokens = indexer.hash_tokens(fields)
@@ -214,32 +296,32 @@ def _insert_rows(connection: sqlite3.Connection, group: TopicGroup, rows: Iterat
     return count + len(batch)
 
 
-def _write_history(connection: sqlite3.Connection, topic: SowTopic, keys: Any, *, replace: bool = False) -> None:
-    history = topic.history
-    if history is None:
+def _write_history(connection: sqlite3.Connection, state: _TopicState, *, replace: bool = False) -> None:
+    if state.history is None:
         return
-    for key in keys:
+    topic = state.topic
+    for key, states in state.history:
         if replace:
-            connection.execute("DELETE FROM history WHERE topic = ? AND sow_key = ?", (topic.topic, key))
+            connection.execute("DELETE FROM history WHERE topic = ? AND sow_key = ?", (topic, key))
         connection.executemany(
             "INSERT INTO history (topic, sow_key, position, timestamp, sequence, payload, crc) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(topic.topic, key, position, saved.timestamp, saved.sequence, saved.payload,
-              history_crc(topic.topic, key, position, saved.timestamp, saved.sequence, saved.payload))
-             for position, saved in enumerate(history.states(key))],
+            [(topic, key, position, saved.timestamp, saved.sequence, saved.payload,
+              history_crc(topic, key, position, saved.timestamp, saved.sequence, saved.payload))
+             for position, saved in enumerate(states)],
         )
 
 
-def _write_meta(connection: sqlite3.Connection, group: TopicGroup, sequence: int) -> None:
-    horizons = [topic.history.horizon for topic in group.topics.values() if topic.history and topic.history.horizon is not None]
+def _write_meta(connection: sqlite3.Connection, snapshot: Snapshot) -> None:
+    group = snapshot.group
     values = {
         "format": FORMAT,
         "format_version": str(FORMAT_VERSION),
         "spec": orjson.dumps(group.spec.to_json()).decode(),
         "columns": orjson.dumps({"hash": group.indexer.hash_paths, "memo": group.indexer.memo_paths}).decode(),
         "key_scheme": str(KEY_SCHEME_VERSION),
-        "last_sequence": str(sequence),
-        "last_timestamp": "" if group.timestamp is None else str(group.timestamp),
-        "history_horizon": str(max(horizons)) if horizons else "",
+        "last_sequence": str(snapshot.sequence),
+        "last_timestamp": "" if snapshot.timestamp is None else str(snapshot.timestamp),
+        "history_horizon": "" if snapshot.horizon is None else str(snapshot.horizon),
     }
     values["meta_crc"] = str(meta_crc(values))
     connection.executemany("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", list(values.items()))
