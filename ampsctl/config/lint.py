@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import traceback
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +24,6 @@ from typing import TYPE_CHECKING
 from lxml import etree
 
 from ampsctl.config import schema
-from ampsctl.config.baseline import apply_baseline
 from ampsctl.config.findings import Finding, Severity
 from ampsctl.config.loader import MAX_FILE_BYTES, load_config
 from ampsctl.config.model import ConfigModel
@@ -125,6 +123,8 @@ def lint_paths(paths: Sequence[str], options: LintOptions | None = None) -> Lint
             reports = [lint_file(path, plan, options) for path in paths]
     baselined = 0
     if options.baseline is not None:
+        from ampsctl.config.baseline import apply_baseline
+
         for report in reports:
             report.findings, dropped = apply_baseline(report.findings, options.baseline)
             baselined += dropped
@@ -186,6 +186,8 @@ def _worker(paths: list[str], order: list[int], taken: Synchronized, plan: _Plan
             done.append((index, lint_file(paths[index], plan, options)))
         writer.send(("ok", done))
     except BaseException:  # the parent raises it
+        import traceback
+
         writer.send(("error", traceback.format_exc()))
 
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeVar
 
-import regex
 from lxml import etree
 
 from ampsctl.config.loader import LoadedConfig
@@ -42,6 +41,8 @@ def has_regex_chars(text: str) -> bool:
 
 def regex_error(pattern: str) -> str | None:
     """Why ``pattern`` is not a valid PCRE-style regex, or None when it compiles."""
+    import regex  # here, not at the top: most configs hold no regex, and the module takes ~10 ms to import
+
     try:
         regex.compile(pattern)
     except regex.error as exc:
@@ -53,6 +54,8 @@ def topic_matches(pattern: str, topic: str) -> bool:
     """AMPS topic matching: a literal compares equal, a regex is an unanchored search."""
     if not has_regex_chars(pattern):
         return pattern == topic
+    import regex
+
     try:
         return regex.search(pattern, topic, timeout=0.5) is not None
     except (regex.error, TimeoutError):

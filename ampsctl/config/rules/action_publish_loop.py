@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-import regex
 from lxml import etree
 
 from ampsctl.config.findings import Severity
@@ -36,6 +35,8 @@ def _topic_matcher(pattern: str) -> Callable[[str], bool]:
     """``topic_matches(pattern, topic)`` with the pattern compiled once (same AMPS semantics)."""
     if not has_regex_chars(pattern):
         return pattern.__eq__
+    import regex  # only a regex topic needs it (see model.regex_error)
+
     try:
         compiled = regex.compile(pattern)
     except regex.error:

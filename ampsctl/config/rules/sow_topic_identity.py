@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
-import regex
 
 from ampsctl.config.findings import Severity
 from ampsctl.config.model import ConfigModel, SowEntry
@@ -21,6 +20,8 @@ from ampsctl.config.rules.common import line_of, unexpanded
 
 def _pattern_matches(pattern: str, topic: str) -> bool:
     """A Pattern is always a regex (even without metacharacters), searched unanchored like AMPS topic regexes."""
+    import regex  # only configs with Pattern topics need it (see model.regex_error)
+
     try:
         return regex.search(pattern, topic, timeout=0.5) is not None
     except (regex.error, TimeoutError):
