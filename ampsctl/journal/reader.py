@@ -233,10 +233,11 @@ class JournalReader:
 
     def _scan(self, decode: DecodeFn, after: int, since: int | None, to_sequence: int | None,
               to_timestamp: int | None, topics: Callable[[str], bool] | None) -> Iterator[Any]:
-        if since is None and to_sequence is None and to_timestamp is None and topics is None:
-            # A plain scan (a whole dump, an export): whole batches, iterated in C, without a
-            # generator step per record.
-            return chain.from_iterable(self._plain_batches(decode, after))
+        if since is None and to_sequence is None and to_timestamp is None:
+            # A plain scan (a whole dump, an export, recovery's topics): whole batches, iterated
+            # in C, without a generator step per record.
+            batches = self._plain_batches(decode, after)
+            return chain.from_iterable(batches if topics is None else _only_topics(batches, topics))
         return self._filtered(decode, after, since, to_sequence, to_timestamp, topics)
 
     def _plain_batches(self, decode: DecodeFn, after: int) -> Iterator[list[Any]]:
@@ -370,6 +371,22 @@ class JournalReader:
         files = [(number, path, position == len(self._files) - 1 and self._single_is_last(number))
                  for position, (number, path) in enumerate(self._files)]
         return verify_segments(files, progress)
+
+
+def _only_topics(batches: Iterator[list[Any]], topics: Callable[[str], bool]) -> Iterator[list[Any]]:
+    """The records of ``topics`` (asked once per topic name) from each batch."""
+    wanted: dict[str, bool] = {}
+    for batch in batches:
+        kept = []
+        keep = kept.append
+        for record in batch:
+            topic = record.topic
+            ok = wanted.get(topic)
+            if ok is None:
+                ok = wanted[topic] = bool(topics(topic))
+            if ok:
+                keep(record)
+        yield kept
 
 
 def _check_run(segment: _Segment, base: int, batch: list[Any], expected: int | None) -> int:
