@@ -88,15 +88,22 @@ class _Topic:
         self.count = 0  # live interest subscriptions
         self.since = 0  # orders topics by when their current interest began
         self.publisher: Publisher | None = None
-        # Announcements=all only: subscription serial -> _Connection, in subscription order.
-        self.subscribers: dict[int, _Connection] | None = {} if all_mode else None
+        # Announcements=all only: _Sub -> its _Connection, in subscription order.
+        self.subscribers: dict[_Sub, _Connection] | None = {} if all_mode else None
+
+
+class _Sub:
+    """An interest subscription with Announcements=all: it keys its topic's subscribers.
+    Hashed by identity, so adding and removing it never reads more than the object."""
+
+    __slots__ = ("topic",)
 
 
 class _Connection(dict):  # type: ignore[type-arg]
     """A connection's live subscriptions, sub_id -> entry, in subscription order.
 
     An entry is _IGNORED, _COUNTED, or for interest the _Topic itself (default mode) or
-    (_Topic, serial) (all mode; the serial keys the topic's subscribers). The connection is
+    a _Sub (all mode) naming it. The connection is
     the dict itself: the hot path follows one pointer fewer.
     """
 
@@ -108,7 +115,7 @@ class _Connection(dict):  # type: ignore[type-arg]
         self.client = client
 
 
-_Entry = _Mark | _Topic | tuple[_Topic, int]
+_Entry = _Mark | _Topic | _Sub
 
 
 class FaucetEngine:
@@ -138,7 +145,6 @@ class FaucetEngine:
         self._coverage = CoverageIndex()
         self._activations = 0
         self._interest_seq = 0
-        self._serial = 0
 
     # ---- events in
 
@@ -162,9 +168,9 @@ class FaucetEngine:
                     if not self._all:
                         conn[sub_id] = state
                         return []
-                    self._serial = serial = self._serial + 1
-                    conn[sub_id] = (state, serial)
-                    state.subscribers[serial] = conn  # type: ignore[union-attr]
+                    conn[sub_id] = sub = _Sub()
+                    sub.topic = state
+                    state.subscribers[sub] = conn  # type: ignore[union-attr]
                     publisher = state.publisher  # type: ignore[union-attr]
                     if publisher is None:
                         return [_new(AffinityEvent, (NO_HANDLERS, topic, None, None, client, connection, SUBSCRIBE))]
@@ -183,11 +189,11 @@ class FaucetEngine:
                 if entry.count > 1:
                     entry.count -= 1
                     return []
-            elif type(entry) is tuple:  # all mode
-                topic_state, serial = entry
+            elif type(entry) is _Sub:  # all mode
+                topic_state = entry.topic
                 if topic_state.count > 1:
                     topic_state.count -= 1
-                    del topic_state.subscribers[serial]
+                    del topic_state.subscribers[entry]
                     publisher = topic_state.publisher
                     if publisher is None:
                         return []
@@ -355,9 +361,9 @@ class FaucetEngine:
     def _add_interest(self, conn: _Connection, sub_id: str, topic: _Topic, out: list[AffinityEvent]) -> None:
         """Add an interest subscription to ``topic``."""
         if self._all:
-            self._serial += 1
-            conn[sub_id] = (topic, self._serial)
-            topic.subscribers[self._serial] = conn  # type: ignore[index]
+            conn[sub_id] = sub = _Sub()
+            sub.topic = topic
+            topic.subscribers[sub] = conn  # type: ignore[index]
         else:
             conn[sub_id] = topic
         topic.count += 1
@@ -376,11 +382,11 @@ class FaucetEngine:
             return
         self._emit(out, topic, conn, SUBSCRIBE)
 
-    def _remove_interest(self, conn: _Connection, entry: _Topic | tuple[_Topic, int], out: list[AffinityEvent]) -> None:
+    def _remove_interest(self, conn: _Connection, entry: _Topic | _Sub, out: list[AffinityEvent]) -> None:
         """Remove an interest subscription (its entry is already out of ``conn``)."""
-        if type(entry) is tuple:  # all mode
-            topic, serial = entry
-            del topic.subscribers[serial]  # type: ignore[union-attr]
+        if type(entry) is _Sub:  # all mode
+            topic = entry.topic
+            del topic.subscribers[entry]  # type: ignore[union-attr]
             publisher = topic.publisher
             if publisher is not None:
                 out.append(_new(AffinityEvent, (UNASSIGN, topic.name, publisher.client, publisher.connection, conn.client, conn.name, UNSUBSCRIBE)))
@@ -448,7 +454,7 @@ class FaucetEngine:
         for conn in self._connections.values():
             for entry in conn.values():
                 if type(entry) is not _Mark:
-                    topic = entry[0] if type(entry) is tuple else entry
+                    topic = entry.topic if type(entry) is _Sub else entry
                     found[topic.name].append((conn.client, conn.name))  # type: ignore[union-attr]
         return {name: tuple(subscribers) for name, subscribers in found.items()}
 
