@@ -201,27 +201,37 @@ class FrameDecoder:
     def _cut(self, data: bytes | bytearray, view: memoryview, frames: list[Frame]) -> int:
         """Append every complete frame of ``data`` to ``frames``; return the bytes consumed."""
         pos, end, limit = 0, len(view), self.max_frame_size
+        unpack, find, loads, append = _PREFIX.unpack_from, data.find, orjson.loads, frames.append
         while True:
             available = end - pos
-            if available < _PREFIX.size:
-                self._need = _PREFIX.size
+            if available < 4:
+                self._need = 4
                 return pos
-            (size,) = _PREFIX.unpack_from(view, pos)
+            (size,) = unpack(view, pos)
             if size == 0:
                 raise FrameGarbage("zero-length frame: a frame holds at least a JSON header")
             if size > limit:
                 raise FrameTooLarge(size, limit)
-            start = pos + _PREFIX.size
-            if available < _PREFIX.size + size:
-                if available > _PREFIX.size:
+            start = pos + 4
+            stop = start + size
+            if available < 4 + size:
+                if available > 4:
                     _check_first_byte(view[start])
-                    self._need = _PREFIX.size + size
+                    self._need = 4 + size
                 else:
-                    self._need = _PREFIX.size + 1  # wake up for the first header byte (invariant 4)
+                    self._need = 5  # wake up for the first header byte (invariant 4)
                 return pos
-            header, header_end = _read_header(data, view, start, start + size)
-            frames.append(Frame(header, bytes(view[header_end : start + size])))
-            pos = start + size
+            # _read_header's fast path, inlined (once per frame): the header ends at the first '}'
+            brace = find(b"}", start, stop)
+            try:
+                if brace < 0:
+                    raise ValueError
+                header, header_end = loads(view[start : brace + 1]), brace + 1
+            except ValueError:  # orjson.JSONDecodeError is a ValueError
+                header_end = _header_end(view, start, stop)
+                header = _load_header(view, start, header_end)
+            append(Frame(header, bytes(view[header_end:stop])))
+            pos = stop
 
 
 def decode_frames(data: bytes, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> list[Frame]:

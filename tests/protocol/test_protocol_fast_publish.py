@@ -13,7 +13,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ampsctl.protocol.commands import Publish
+from ampsctl.protocol.acks import Ack, AckType, Status
+from ampsctl.protocol.commands import Publish, encode_publish_ack
 from ampsctl.protocol.errors import CommandError
 from ampsctl.protocol.fastpublish import fast_publish, plain_publish
 from ampsctl.protocol.frames import Frame
@@ -96,3 +97,13 @@ def test_other_headers_are_left_to_the_generic_parser() -> None:
                    {"c": "publish", "t": " "}, {"c": "publish", "t": "orders", "cid": None},
                    {"c": "delta_publish", "t": "orders"}, {"c": "publish", "t": "orders", "e": -1}):
         assert fast_publish(header, b"{}") is None
+
+
+@given(st.sampled_from(list(AckType)), st.none() | st.text(max_size=6), st.text(max_size=12),
+       st.none() | st.integers(0, U64) | st.booleans())
+def test_encode_publish_ack_is_the_acks_own_encoding(ack_type: AckType, cid: str | None, topic: str,
+                                                     seq: int | None) -> None:
+    """The cached-head encoding of the broker's publish acks (commands.encode_publish_ack)."""
+    expected = Ack(ack_type, Status.SUCCESS, cid, None, topic=topic, seq=seq).encode()
+    assert encode_publish_ack(ack_type, cid, topic, seq) == expected
+    assert encode_publish_ack(ack_type, cid, topic, seq) == expected  # the cached head, second time

@@ -39,6 +39,10 @@ from ampsctl.sow.record import Change
 from ampsctl.sow.store import SowStore, TopicGroup
 
 
+_ROUTES_MAX = 100_000
+_new_record = tuple.__new__
+
+
 @fast_init  # one per publish
 @dataclass(frozen=True, slots=True)
 class Written:
@@ -64,6 +68,7 @@ class Writes:
         self.settings = settings
         self.message_type = settings.message_type
         self.last_sequence = last_sequence
+        self._routes: dict[str, tuple[TopicGroup | None, bool]] = {}
 
     def write(self, command: Command, topic: str, payload: bytes, now: int, sow_key: str | None = None,
               expiration: int | None = None, correlation_id: str | None = None, client_name: str | None = None,
@@ -71,8 +76,10 @@ class Writes:
         """Apply one write; Refused when the SOW cannot store it. (Positional parameters: the
         publish lane calls this once per message.)"""
         store = self.store
-        group = store.route(topic, self.message_type)
-        recorded = self.settings.records(topic)
+        route = self._routes.get(topic)
+        if route is None:
+            route = self._route(topic)
+        group, recorded = route
         if group is None:
             if not recorded:
                 return Written(None, [], None)
@@ -82,8 +89,10 @@ class Writes:
             if sequence > store.last_sequence:
                 store.last_sequence = sequence
             self.last_sequence = sequence
-            return Written(JournalRecord(sequence, now, command, topic, self.message_type, payload, sow_key,
-                                         expiration, correlation_id, client_name, publisher_sequence), [], None)
+            # JournalRecord(...) without the namedtuple's Python-level __new__: the same tuple
+            return Written(_new_record(JournalRecord, (sequence, now, command, topic, self.message_type, payload,
+                                                       sow_key, expiration, correlation_id, client_name,
+                                                       publisher_sequence)), [], None)
         sequence = self.last_sequence + 1 if recorded else 0
         record = JournalRecord(sequence, now, command, topic, self.message_type, payload, sow_key, expiration,
                                correlation_id, client_name, publisher_sequence)
@@ -94,6 +103,13 @@ class Writes:
         if sow_key is None and changes and command in (Command.PUBLISH, Command.DELTA_PUBLISH):
             record = record._replace(sow_key=changes[-1].key)  # the journal keeps the computed key
         return Written(record, changes, group)
+
+    def _route(self, topic: str) -> tuple[TopicGroup | None, bool]:
+        """(SOW group, recorded) of a topic, cached: both are fixed for the broker's life."""
+        if len(self._routes) >= _ROUTES_MAX:  # topics are client-chosen strings: bounded
+            self._routes.clear()
+        route = self._routes[topic] = (self.store.route(topic, self.message_type), self.settings.records(topic))
+        return route
 
     def sweep(self, now: int) -> list[Expired]:
         """Expire every record due at ``now``; the EXPIRE records to journal, in order."""
