@@ -300,7 +300,9 @@ def _replay(specs: tuple[TopicSpec, ...], shared: Any, now: int | None) -> Calla
             nonlocal expired
             assert current is not None
             group, topic, key = current
-            merged = heapq.merge(pending, filters.get((group, topic), ()), key=lambda item: item.sequence)
+            deletes = filters.get((group, topic), ())
+            run_records = pending if deletes or not _plain(specs[group]) else _superseded_dropped(pending)
+            merged = heapq.merge(run_records, deletes, key=lambda item: item.sequence)
             result = replay_key(specs[group], key, merged, now)
             expired += result.expired
             rows = [{"kind": "error", "grp": group, "topic": exc.topic, "sequence": exc.sequence, "message": _bare(exc),
@@ -329,6 +331,26 @@ def _replay(specs: tuple[TopicSpec, ...], shared: Any, now: int | None) -> Calla
         tail.append({"kind": "expired", "count": expired})
         yield pa.RecordBatch.from_pylist(tail, schema=RESULT)
     return run
+
+
+def _plain(spec: TopicSpec) -> bool:
+    """A topic where a publish followed by a publish can be skipped (``_superseded_dropped``)."""
+    return not spec.history and spec.message_type == "json"
+
+
+def _superseded_dropped(records: list[JournalRecord]) -> list[JournalRecord]:
+    """A key's run without the publishes the very next record republishes (a run of plain
+    publishes is most of a journal). Replaying them changes nothing the next one leaves: it
+    replaces the whole record and restarts its lifetime, nothing expires it in between, and
+    it cannot be refused (keying parsed and keyed it; a JSON topic's index tokens cannot
+    fail; a negative expiration is kept for the replay to refuse). Not for History topics
+    (each write is a state) nor for keys with filter deletes of their topic (the caller)."""
+    publish = Command.PUBLISH
+    kept = [record for record, following in zip(records, records[1:])
+            if not (record.command is publish and following.command is publish
+                    and (record.expiration is None or record.expiration >= 0))]
+    kept.append(records[-1])
+    return kept
 
 
 def _bare(error: ReplayError) -> str:
