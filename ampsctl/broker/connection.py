@@ -68,10 +68,7 @@ class ClientConnection(asyncio.Protocol):
             frames = self.decoder.feed(data)
         except FrameError as exc:
             frames, failure = exc.frames, exc
-        for frame in frames:
-            if self.closing:
-                return
-            self.server.received(self, frame)
+        self.server.received(self, frames)  # stops at the frame that closes this connection
         if failure is not None and not self.closing:
             self.close(f"protocol error ({failure.code}): {failure.message}", level=logging.WARNING)
 

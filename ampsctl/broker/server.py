@@ -172,20 +172,30 @@ class BrokerServer:
         if self.connections.pop(connection.conn, None) is not None:
             self.execute(self.core.disconnected(connection.conn, self.clock()))
 
-    def received(self, connection: ClientConnection, frame: Frame) -> None:
-        if self.failure is not None:
-            return
-        try:
-            actions = self.core.receive(connection.conn, frame, self.clock())
-        except Exception:  # a bug in the core: lose this client, not the broker (and say so loudly)
-            log.exception("internal error while handling a command from connection %d; closing it", connection.conn)
-            connection.close("internal error (see the log)", level=logging.ERROR)
-            return
-        self.execute(actions)
+    def received(self, connection: ClientConnection, frames: list[Frame]) -> None:
+        """The frames of one read, in order: each is handled and its actions executed before the
+        next (the release timer is re-armed once, after the last: no timer runs in between)."""
+        receive, run, clock, conn = self.core.receive, self._run, self.clock, connection.conn
+        for frame in frames:
+            if connection.closing or self.failure is not None:
+                break
+            try:
+                actions = receive(conn, frame, clock())
+            except Exception:  # a bug in the core: lose this client, not the broker (and say so loudly)
+                log.exception("internal error while handling a command from connection %d; closing it", conn)
+                connection.close("internal error (see the log)", level=logging.ERROR)
+                break
+            run(actions)
+        self._schedule_release()
 
     # ------------------------------------------------------------------ actions
 
     def execute(self, actions: list[Action]) -> None:
+        self._run(actions)
+        self._schedule_release()
+
+    def _run(self, actions: list[Action]) -> None:
+        """Carry out ``actions`` in order (a failing journal stops the broker)."""
         try:
             for action in actions:
                 kind = type(action)  # the action classes are final: exact types, cheaper than isinstance
@@ -211,7 +221,6 @@ class BrokerServer:
                     self.replayer.start(action.ticket)
         except AmpsctlError as error:
             self.fail(error)
-        self._schedule_release()
 
     def _queued(self, conn: int) -> int | None:
         connection = self.connections.get(conn)

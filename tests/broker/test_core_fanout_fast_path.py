@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ampsctl.broker.core.fanout import Update, UpdateKind, fan_out, fan_out_message, render
 from ampsctl.broker.core.subscriptions import Subscription
@@ -56,3 +58,16 @@ def test_fan_out_message_is_fan_out_of_the_message_update(options: tuple[str | N
     update = Update(UpdateKind.PUBLISH, "orders", b'{"id":1}', correlation_id=correlation_id, bookmark=bookmark)
     expected = fan_out(update, _subs(*options), 7)
     assert fan_out_message(_subs(*options), "orders", b'{"id":1}', correlation_id, bookmark, 7) == expected
+
+
+@given(st.text(min_size=1, max_size=8), st.text(min_size=1, max_size=6), st.none() | st.text(max_size=8),
+       st.none() | st.text(max_size=12), st.binary(max_size=8))
+def test_the_plain_frame_is_the_deliverys_encoding(topic: str, sub_id: str, correlation_id: str | None,
+                                                   bookmark: str | None, data: bytes) -> None:
+    """The cached-head ``p`` frame (any text, escapes included) is Delivery(...).encode()'s bytes."""
+    sub = Subscription.build(conn=3, sub_id=sub_id, topic="orders", filter=None, predicate=None, delta=False,
+                             options=parse_command_options(None), order=1)
+    update = Update(UpdateKind.PUBLISH, topic, data, correlation_id=correlation_id, bookmark=bookmark)
+    for _ in range(2):  # the second time from the cache
+        sends = fan_out_message([sub], topic, data, correlation_id, bookmark, 1)
+        assert b"".join(send.data for send in sends) == render(update, [sub], 1)

@@ -28,19 +28,25 @@ Documents are parsed at most once per update, and only when some subscription ne
 from __future__ import annotations
 
 import enum
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from ampsctl.broker.core.actions import Send
 from ampsctl.broker.core.subscriptions import Subscription
 from ampsctl.errors import AmpsctlError
 from ampsctl.messages.json_codec import JSON
-from ampsctl.protocol.frames import encode_frame
+from ampsctl.protocol.errors import FrameTooLarge
+from ampsctl.protocol.frames import MAX_LENGTH, encode_frame
 from ampsctl.protocol.headers import format_timestamp
 from ampsctl.protocol.messages import Delivery, Oof, OofReason
 
 _UNPARSED: Any = object()
+_P_HEADS: dict[tuple[str, str], bytes] = {}
+_LENGTH = struct.Struct(">I")
 
 
 class UpdateKind(enum.Enum):
@@ -144,7 +150,21 @@ def _plain_frame(update: Update, new: bytes, sub: Subscription) -> bytes:
 
 def _p_frame(topic: str, sub_id: str, correlation_id: str | None, key: str | None, bookmark: str | None,
              data: bytes) -> bytes:
-    """``Delivery(...).encode()`` for one plain subscription: the same header keys in the same order."""
+    """``Delivery(...).encode()`` for one plain subscription: the same header keys in the same order.
+
+    The usual header (a bookmark, no correlation id or key) is the subscription's cached head
+    ``{"c":"p","t":..,"sub_id":..`` then ``,"bm":..}``: the bytes orjson writes for the dict."""
+    if correlation_id is None and key is None and bookmark is not None:
+        head = _P_HEADS.get((topic, sub_id))
+        if head is None:
+            if len(_P_HEADS) >= 4096:  # topics and ids are client-chosen: bounded
+                _P_HEADS.clear()
+            head = _P_HEADS[(topic, sub_id)] = orjson.dumps({"c": "p", "t": topic, "sub_id": sub_id})[:-1]
+        text = b'%b,"bm":%b}' % (head, orjson.dumps(bookmark))
+        size = len(text) + len(data)
+        if size > MAX_LENGTH:
+            raise FrameTooLarge(size, MAX_LENGTH)
+        return b"".join((_LENGTH.pack(size), text, data))
     header: dict[str, Any] = {"c": "p", "t": topic, "sub_id": sub_id}
     if correlation_id is not None:
         header["x"] = correlation_id
