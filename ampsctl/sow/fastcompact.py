@@ -220,6 +220,7 @@ IGNORED = Lane(b"", -1, None, "")  # a (topic, message type) no SOW topic stores
 
 
 def _lane(store: SowStore, by_group: dict[int, FastGroup], data: bytes, start: int, tl: int, ml: int) -> Lane:
+    """The lane of a (topic, message type) seen for the first time: routed as ``SowStore.route``."""
     try:
         topic = str(data[start:start + tl], "utf-8")
         message_type = str(data[start + tl:start + tl + ml], "utf-8")
@@ -256,21 +257,6 @@ def _tokens(fast: FastGroup, doc: Any, sequence: int) -> None:
         fast.group.indexer.hash_tokens(fast.payloads.record(doc))
     except Exception:  # the reference fails half-way through its write: not replayed here
         raise Fallback(f"record {sequence}: its hash-index tokens cannot be computed") from None
-
-
-def _no_key() -> Any:
-    raise _Refused
-
-
-def _route(store: SowStore, by_group: dict[int, FastGroup], data: bytes, start: int, tl: int,
-           ml: int) -> tuple[FastGroup | None, str]:
-    try:
-        topic = str(data[start:start + tl], "utf-8")
-        message_type = str(data[start + tl:start + tl + ml], "utf-8")
-    except UnicodeDecodeError:
-        raise Fallback("a topic that is not UTF-8") from None
-    group = store.route(topic, message_type)
-    return (by_group[id(group)] if group is not None else None), topic
 
 
 def _refuse(state: FastState, lane: Lane, data: bytes, names: int, size: int, flags: int, payload: bytes,
