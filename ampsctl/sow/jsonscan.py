@@ -76,7 +76,10 @@ def _worth_two(sow: SowFile) -> bool:
 
 def _halves(sow: SowFile) -> tuple[int, int, int] | None:
     """(lowest id, middle, highest id) of a table worth two threads."""
-    low, high = sow.connection.execute("SELECT min(id), max(id) FROM records").fetchone()
+    try:
+        low, high = sow.connection.execute("SELECT min(id), max(id) FROM records").fetchone()
+    except sqlite3.Error:
+        return None  # the scan itself reports a damaged file
     if low is None or high - low < PARALLEL_ROWS:
         return None
     return low, (low + high) // 2, high
