@@ -8,8 +8,10 @@ wider condition) into SQL over SQLite's JSON functions with the guarantee of ``s
 Rows that pass are still checked by the compiled filter, so results are exact; what SQLite
 decides is only which rows never reach Python. The walk (AND, OR, comparisons, BETWEEN, IN with
 literals) is ``sqlfilter.narrowing``; this module supplies the atoms, each a test of
-``v = coalesce(json_extract(payload, '$."a"."b"'), '')`` (SQLite caches a payload's parse for
-every JSON function of the statement, so a row is parsed once however many atoms read it):
+``v = coalesce(json_extract(CAST(payload AS TEXT), '$."a"."b"'), '')`` (SQLite caches a
+payload's parse for every JSON function of the statement, so a row is parsed once however many
+atoms read it; the payload is given as text because SQLite 3.45 and later may read a BLOB as
+its binary JSONB format):
 
 * ``v`` is an INTEGER or REAL only when the value is a JSON number (or true/false, 1/0, which
   the filter also reads as 1/0). A numeric literal is compared with bounds widened by a
@@ -66,7 +68,7 @@ class _JsonValues:
         if not path or any(not name or name[0] == "@" or _UNSAFE_NAME.intersection(name) for name in path):
             return None
         self.names.update(path)
-        return "coalesce(json_extract(payload, '$" + "".join(f'."{name}"' for name in path) + "'), '')"
+        return "coalesce(json_extract(CAST(payload AS TEXT), '$" + "".join(f'."{name}"' for name in path) + "'), '')"
 
     def compare(self, v: str, op: str, value: Any) -> _Condition | None:
         if isinstance(value, bool):
