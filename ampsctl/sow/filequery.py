@@ -99,7 +99,8 @@ def _rows(sow: SowFile, where: str, params: tuple[Any, ...], chosen: Plan, paylo
     test = payloads.matcher(predicate)
     batch: list[tuple[int, Any]] = []
     count = 0
-    json = json_prefilter(chosen.expr) if chosen.expr is not None and payloads.message_type == "json" else None
+    # A full scan (no SowKeys, hash-index or memo narrowing in SQL yet) of JSON gets the JSON pre-filter.
+    json = json_prefilter(chosen.expr) if not where and chosen.expr is not None and payloads.message_type == "json" else None
     for rowid, payload in _payloads(sow, where, params, json):
         count += 1
         found = test(payload)
