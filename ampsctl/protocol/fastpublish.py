@@ -70,35 +70,33 @@ def plain_publish(header: dict[str, Any]) -> PlainPublish | None:
             if len(_acks) >= _CACHE_MAX:
                 _acks.clear()
             _acks[text] = acks
-    seq = _uint(header, "s")
-    expiration = _uint(header, "e")
-    if seq is False or expiration is False:
+    # Each optional field, inlined (once per message): absent is None; a JSON null, a bool, a
+    # digit string, a number out of range or a non-string text is not plain (None returned).
+    seq = header.get("s")
+    if seq is None:
+        if "s" in header:
+            return None
+    elif seq.__class__ is not int or not 0 <= seq <= UINT64_MAX:
         return None
-    cid = _text(header, "cid")
-    correlation_id = _text(header, "x")
-    if cid is False or correlation_id is False:
+    expiration = header.get("e")
+    if expiration is None:
+        if "e" in header:
+            return None
+    elif expiration.__class__ is not int or not 0 <= expiration <= UINT64_MAX:
         return None
-    return cid, acks, topic, seq, expiration, correlation_id  # type: ignore[return-value]
-
-
-def _uint(header: dict[str, Any], key: str) -> int | None | bool:
-    """An absent key is None; an int in 0..UINT64_MAX itself; anything else False (not plain)."""
-    value = header.get(key, None)
-    if value is None:
-        return None if key not in header else False  # a JSON null: the generic parser drops it
-    if value.__class__ is int and 0 <= value <= UINT64_MAX:
-        return value
-    return False
-
-
-def _text(header: dict[str, Any], key: str) -> str | None | bool:
-    """An absent key is None; a string itself ("" counts as absent); anything else False."""
-    value = header.get(key, None)
-    if value is None:
-        return None if key not in header else False
-    if value.__class__ is str:
-        return value or None
-    return False
+    cid = header.get("cid")
+    if cid is None:
+        if "cid" in header:
+            return None
+    elif cid.__class__ is not str:
+        return None
+    correlation_id = header.get("x")
+    if correlation_id is None:
+        if "x" in header:
+            return None
+    elif correlation_id.__class__ is not str:
+        return None
+    return cid or None, acks, topic, seq, expiration, correlation_id or None
 
 
 def _remember(cache: set[str], value: str) -> None:

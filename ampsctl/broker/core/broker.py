@@ -69,6 +69,7 @@ class BrokerCore:
         self.actions = CoreActions.attach(self)  # the config's actions, None without any (action_runner.py)
         self.conflation = ConflationQueue()  # conflated subscriptions' pending updates (conflation.py)
         self._handlers: dict[type, Callable[[BrokerCore, Session, Any, int], list[Action]]] = handlers.TABLE
+        self._journal_enabled = settings.journal_enabled  # fixed: read once per persisted ack
 
     @property
     def last_sequence(self) -> int:
@@ -198,7 +199,7 @@ class BrokerCore:
     def durable(self, conn: int, data: bytes) -> Action:
         """A frame to send once everything journaled so far is on disk (persisted acks)."""
         sequence = self.writes.last_sequence
-        if not self.settings.journal_enabled or sequence == 0:
+        if sequence == 0 or not self._journal_enabled:
             return Send(conn, data)
         return SendDurable(conn, data, sequence)
 
