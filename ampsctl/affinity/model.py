@@ -26,6 +26,10 @@ class AffinityAction(enum.Enum):
     NO_HANDLERS = "no_handlers"
 
 
+# Each action's value: ``Enum.value`` is a Python-level property, read once per output event.
+ACTION_VALUES = {action: action.value for action in AffinityAction}
+
+
 class Cause(enum.Enum):
     """Why an event was emitted; not part of the seed's variables, used for summaries."""
 
@@ -90,13 +94,14 @@ class AffinityEvent(NamedTuple):
 
     def variables(self) -> dict[str, str]:
         """The AMPS context variables this event sets; omitted ones are absent."""
-        out = {"AMPS_AFFINITY_ACTION": self.action.value, "AMPS_TOPIC": self.topic}
-        if self.client is not None and self.connection is not None:
-            out["AMPS_CLIENT_NAME"] = self.client
-            out["AMPS_CONNECTION_NAME"] = self.connection
-        if self.subscriber_client is not None and self.subscriber_connection is not None:
-            out["AMPS_SUBSCRIBER_CLIENT_NAME"] = self.subscriber_client
-            out["AMPS_SUBSCRIBER_CONNECTION_NAME"] = self.subscriber_connection
+        action, topic, client, connection, subscriber_client, subscriber_connection, _cause = self
+        out = {"AMPS_AFFINITY_ACTION": ACTION_VALUES[action], "AMPS_TOPIC": topic}
+        if client is not None and connection is not None:
+            out["AMPS_CLIENT_NAME"] = client
+            out["AMPS_CONNECTION_NAME"] = connection
+        if subscriber_client is not None and subscriber_connection is not None:
+            out["AMPS_SUBSCRIBER_CLIENT_NAME"] = subscriber_client
+            out["AMPS_SUBSCRIBER_CONNECTION_NAME"] = subscriber_connection
         return out
 
 

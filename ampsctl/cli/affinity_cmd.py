@@ -51,6 +51,7 @@ def simulate(
     """Replay subscribe/unsubscribe/disconnect events and print the assign, unassign and no_handlers events."""
     from ampsctl.affinity.engine import FaucetEngine
     from ampsctl.affinity.eventfile import read_events
+    from ampsctl.gcpause import paused_gc
 
     settings, do_steps = _settings(config, action, env, control_topic, subscription_topic, announcements, coverage_option)
     if render and do_steps is None:
@@ -59,21 +60,24 @@ def simulate(
     source = _name(events)
     counts: Counter[str] = Counter()
     rows = _simulate(engine, read_events(_lines(events), source), source, do_steps if render else None, counts)
-    if output_format is OutputFormat.jsonl:
-        _write_jsonl(rows)
-        if summary:
-            _print_summary(engine, counts, chart, err=True)
-    elif output_format is OutputFormat.json:
-        import orjson
+    # The engine holds no reference cycles it would need collected; the cyclic collector would
+    # rescan its millions of live objects (measured: +15-30% on 1M events).
+    with paused_gc():
+        if output_format is OutputFormat.jsonl:
+            _write_jsonl(rows)
+            if summary:
+                _print_summary(engine, counts, chart, err=True)
+        elif output_format is OutputFormat.json:
+            import orjson
 
-        document: dict[str, Any] = {"events": list(rows)}
-        if summary:
-            document["summary"] = _summary(engine, counts)
-        _stdout_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
-    else:
-        _print_table(list(rows), settings.announcements.value == "all", render)
-        if summary:
-            _print_summary(engine, counts, chart, err=False)
+            document: dict[str, Any] = {"events": list(rows)}
+            if summary:
+                document["summary"] = _summary(engine, counts)
+            _stdout_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+        else:
+            _print_table(list(rows), settings.announcements.value == "all", render)
+            if summary:
+                _print_summary(engine, counts, chart, err=False)
 
 
 def _settings(config, action, env, control_topic, subscription_topic, announcements, coverage_option):  # type: ignore[no-untyped-def]
@@ -118,6 +122,7 @@ def _settings(config, action, env, control_topic, subscription_topic, announceme
 def _simulate(engine, events, source, do_steps, counts: Counter[str]) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
     """One output record per affinity event, counted by action; warnings go to stderr as they happen."""
     from ampsctl.affinity.eventfile import event_record
+    from ampsctl.affinity.model import ACTION_VALUES
 
     for line, event in events:
         try:
@@ -128,7 +133,7 @@ def _simulate(engine, events, source, do_steps, counts: Counter[str]) -> Iterato
             print(f"ampsctl: warning: {source}:{line}: {warning}", file=sys.stderr)
         engine.warnings.clear()
         for affinity_event in produced:
-            counts[affinity_event.action.value] += 1
+            counts[ACTION_VALUES[affinity_event.action]] += 1
             record = event_record(affinity_event, line)
             if do_steps is not None:
                 record["rendered"] = [{"module": step.module, **step.render(affinity_event)} for step in do_steps]
