@@ -18,8 +18,10 @@ query results and OOF notices carry no ``x``; live deliveries do (docs/broker.md
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from ampsctl.broker.core.refusal import Refused
 from ampsctl.broker.core.select import SelectList
@@ -29,8 +31,8 @@ from ampsctl.filter.regexes import compile_pattern, has_metachars, search_compil
 from ampsctl.messages.json_codec import JSON
 from ampsctl.protocol.cmdoptions import OrderKey, format_orderby
 from ampsctl.protocol.errors import Reason
-from ampsctl.protocol.messages import SowRecord as WireRecord
-from ampsctl.protocol.messages import sow_batches
+from ampsctl.protocol.frames import encode_sow_parts
+from ampsctl.protocol.messages import SowBatch
 from ampsctl.sow.indexing import Indexer
 from ampsctl.sow.query import Plan, Query, Row, execute, memory_candidates, parse_order_by, plan
 from ampsctl.sow.record import SowRecord
@@ -121,23 +123,34 @@ def run(chosen: Plan, topics: Sequence[SowTopic], *, now: int, top_n: int | None
 
 def result_frames(rows: Sequence[Row], *, batch_size: int, query_id: str | None, sub_id: str | None,
                   select: SelectList | None, no_sowkey: bool) -> list[bytes]:
-    """The ``sow`` frames of a result (§2.3): runs of one concrete topic, ``gseq`` from 1."""
+    """The ``sow`` frames of a result (§2.3): runs of one concrete topic, ``gseq`` from 1.
+
+    The bytes of ``SowBatch.encode`` for batches of ``protocol.messages.sow_batches``, built
+    without a ``SowRecord`` and a batch object per record (a 100k-record query spent half its
+    time there): each record's inner header is ``{"k":KEY,"l":N}`` (``{"l":N}`` with
+    ``no_sowkey``), the keys ``SowRecord.header`` keeps when only ``k`` is set (tested)."""
     frames: list[bytes] = []
     number = 0
     start = 0
+    dumps, serialize = orjson.dumps, JSON.serialize
     while start < len(rows):
         topic = rows[start].record.topic
         end = start
         while end < len(rows) and rows[end].record.topic == topic:
             end += 1
-        records = [_wire(row, select, no_sowkey) for row in rows[start:end]]
-        for batch in sow_batches(topic, records, batch_size, query_id=query_id, sub_id=sub_id):
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        for first in range(start, end, batch_size):
+            parts: list[bytes] = []
+            for row in rows[first:min(first + batch_size, end)]:
+                record = row.record
+                data = record.payload if select is None else serialize(select.apply(row.doc))
+                if no_sowkey:
+                    parts += (b'{"l":%d}' % len(data), data)
+                else:
+                    parts += (b'{"k":%b,"l":%d}' % (dumps(record.key), len(data)), data)
             number += 1
-            frames.append(replace(batch, group_seq=number).encode())
+            header = SowBatch(topic=topic, records=(), query_id=query_id, sub_id=sub_id, group_seq=number).header()
+            frames.append(encode_sow_parts(header, parts))  # sets bs, in header()'s place
         start = end
     return frames
-
-
-def _wire(row: Row, select: SelectList | None, no_sowkey: bool) -> WireRecord:
-    data = row.record.payload if select is None else JSON.serialize(select.apply(row.doc))
-    return WireRecord(data=data, sow_key=None if no_sowkey else row.record.key)
