@@ -8,10 +8,10 @@ wider condition) into SQL over SQLite's JSON functions with the guarantee of ``s
 Rows that pass are still checked by the compiled filter, so results are exact; what SQLite
 decides is only which rows never reach Python. The walk (AND, OR, comparisons, BETWEEN, IN with
 literals) is ``sqlfilter.narrowing``; this module supplies the atoms, each a test of
-``v = coalesce(json_extract(CAST(payload AS TEXT), '$."a"."b"'), '')`` (SQLite caches a
+``v = coalesce(json_extract(payload, '$."a"."b"'), '')`` (SQLite caches a
 payload's parse for every JSON function of the statement, so a row is parsed once however many
-atoms read it; the payload is given as text because SQLite 3.45 and later may read a BLOB as
-its binary JSONB format):
+atoms read it; SQLite 3.45 and later get the payload cast to text, as they may read a BLOB as
+their binary JSONB format):
 
 * ``v`` is an INTEGER or REAL only when the value is a JSON number (or true/false, 1/0, which
   the filter also reads as 1/0). A numeric literal is compared with bounds widened by a
@@ -35,6 +35,7 @@ Python from the last row it had (nothing is dropped on the way).
 from __future__ import annotations
 
 import math
+import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,8 @@ _WIDEN = 1e-9  # relative: far above any float rounding difference, far below re
 _TINY = 1e-300  # absolute, for literals at or near zero
 _UNSAFE_NAME = set('"\\\'*?[]') | {chr(code) for code in range(32)}
 _Condition = tuple[str, list[Any]]
+# SQLite before 3.45 reads a BLOB argument as JSON text; later ones may take it for JSONB.
+_PAYLOAD = "payload" if sqlite3.sqlite_version_info < (3, 45, 0) else "CAST(payload AS TEXT)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +71,7 @@ class _JsonValues:
         if not path or any(not name or name[0] == "@" or _UNSAFE_NAME.intersection(name) for name in path):
             return None
         self.names.update(path)
-        return "coalesce(json_extract(CAST(payload AS TEXT), '$" + "".join(f'."{name}"' for name in path) + "'), '')"
+        return f"coalesce(json_extract({_PAYLOAD}, '$" + "".join(f'."{name}"' for name in path) + "'), '')"
 
     def compare(self, v: str, op: str, value: Any) -> _Condition | None:
         if isinstance(value, bool):

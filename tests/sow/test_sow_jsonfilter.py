@@ -93,7 +93,7 @@ def test_every_stored_value_against_every_literal(tmp_path: Path) -> None:
 
 def test_the_prefilter_is_used_and_sound_sql() -> None:
     found = json_prefilter(parse("/c > 5 AND /d/e = 'x'"))
-    assert found is not None and "json_extract(CAST(payload AS TEXT), '$.\"d\".\"e\"')" in found.where
+    assert found is not None and "'$.\"d\".\"e\"')" in found.where and "json_extract(" in found.where
     assert json_prefilter(parse("/c LIKE 'x'")) is None and json_prefilter(parse("NOT /c = 1")) is None
     assert json_prefilter(parse("[/a*b] = 1")) is None  # names SQLite GLOB could misread stay in Python
 
