@@ -88,22 +88,15 @@ class _Topic:
         self.count = 0  # live interest subscriptions
         self.since = 0  # orders topics by when their current interest began
         self.publisher: Publisher | None = None
-        # Announcements=all only: _Sub -> its _Connection, in subscription order.
-        self.subscribers: dict[_Sub, _Connection] | None = {} if all_mode else None
-
-
-class _Sub:
-    """An interest subscription with Announcements=all: it keys its topic's subscribers.
-    Hashed by identity, so adding and removing it never reads more than the object."""
-
-    __slots__ = ("topic",)
+        # Announcements=all only: (connection, sub_id) -> _Connection, in subscription order.
+        # A tuple of strings, which the cyclic GC stops tracking: the broker runs with it on.
+        self.subscribers: dict[tuple[str, str], _Connection] | None = {} if all_mode else None
 
 
 class _Connection(dict):  # type: ignore[type-arg]
     """A connection's live subscriptions, sub_id -> entry, in subscription order.
 
-    An entry is _IGNORED, _COUNTED, or for interest the _Topic itself (default mode) or
-    a _Sub (all mode) naming it. The connection is
+    An entry is _IGNORED, _COUNTED, or the _Topic of an interest subscription. The connection is
     the dict itself: the hot path follows one pointer fewer.
     """
 
@@ -115,7 +108,7 @@ class _Connection(dict):  # type: ignore[type-arg]
         self.client = client
 
 
-_Entry = _Mark | _Topic | _Sub
+_Entry = _Mark | _Topic
 
 
 class FaucetEngine:
@@ -168,9 +161,8 @@ class FaucetEngine:
                     if not self._all:
                         conn[sub_id] = state
                         return []
-                    conn[sub_id] = sub = _Sub()
-                    sub.topic = state
-                    state.subscribers[sub] = conn  # type: ignore[union-attr]
+                    conn[sub_id] = state
+                    state.subscribers[connection, sub_id] = conn  # type: ignore[union-attr]
                     publisher = state.publisher  # type: ignore[union-attr]
                     if publisher is None:
                         return [_new(AffinityEvent, (NO_HANDLERS, topic, None, None, client, connection, SUBSCRIBE))]
@@ -185,19 +177,15 @@ class FaucetEngine:
             conn = self._connections.get(event.connection)  # type: ignore[union-attr]
             entry = conn.pop(event.sub_id, None) if conn is not None else None  # type: ignore[union-attr]
             # Inline: an interest subscription goes and its topic keeps interest.
-            if type(entry) is _Topic:  # default mode
-                if entry.count > 1:
-                    entry.count -= 1
+            if type(entry) is _Topic and entry.count > 1:
+                entry.count -= 1
+                if not self._all:
                     return []
-            elif type(entry) is _Sub:  # all mode
-                topic_state = entry.topic
-                if topic_state.count > 1:
-                    topic_state.count -= 1
-                    del topic_state.subscribers[entry]
-                    publisher = topic_state.publisher
-                    if publisher is None:
-                        return []
-                    return [_new(AffinityEvent, (UNASSIGN, topic_state.name, publisher.client, publisher.connection, conn.client, conn.name, UNSUBSCRIBE))]  # type: ignore[union-attr]
+                del entry.subscribers[conn.name, event.sub_id]  # type: ignore[union-attr]
+                publisher = entry.publisher
+                if publisher is None:
+                    return []
+                return [_new(AffinityEvent, (UNASSIGN, entry.name, publisher.client, publisher.connection, conn.client, conn.name, UNSUBSCRIBE))]  # type: ignore[union-attr]
             out = []
             if entry is None:
                 self.warnings.append(f"unsubscribe of unknown subscription {event.sub_id!r} on connection {event.connection!r}: ignored")  # type: ignore[union-attr]
@@ -239,9 +227,9 @@ class FaucetEngine:
         conn = self._connections.pop(name, None)
         if conn is None:
             return  # a connection that never subscribed leaves nothing behind
-        for entry in conn.values():
-            if type(entry) is not _Mark:
-                self._remove_interest(conn, entry, out)  # type: ignore[arg-type]
+        for sub_id, entry in conn.items():
+            if type(entry) is _Topic:
+                self._remove_interest(conn, sub_id, entry, out)
         publisher = self._publishers.get(name)
         if publisher is not None:
             self._lose(publisher, out)
@@ -257,7 +245,7 @@ class FaucetEngine:
             else:
                 self._coverage.refresh(publisher)
         elif entry is not _IGNORED:
-            self._remove_interest(conn, entry, out)  # type: ignore[arg-type]
+            self._remove_interest(conn, sub_id, entry, out)  # type: ignore[arg-type]
 
     # ---- publishers
 
@@ -361,11 +349,8 @@ class FaucetEngine:
     def _add_interest(self, conn: _Connection, sub_id: str, topic: _Topic, out: list[AffinityEvent]) -> None:
         """Add an interest subscription to ``topic``."""
         if self._all:
-            conn[sub_id] = sub = _Sub()
-            sub.topic = topic
-            topic.subscribers[sub] = conn  # type: ignore[index]
-        else:
-            conn[sub_id] = topic
+            topic.subscribers[conn.name, sub_id] = conn  # type: ignore[index]
+        conn[sub_id] = topic
         topic.count += 1
         if topic.count == 1:  # the first interest
             self._interest_seq += 1
@@ -382,17 +367,13 @@ class FaucetEngine:
             return
         self._emit(out, topic, conn, SUBSCRIBE)
 
-    def _remove_interest(self, conn: _Connection, entry: _Topic | _Sub, out: list[AffinityEvent]) -> None:
+    def _remove_interest(self, conn: _Connection, sub_id: str, topic: _Topic, out: list[AffinityEvent]) -> None:
         """Remove an interest subscription (its entry is already out of ``conn``)."""
-        if type(entry) is _Sub:  # all mode
-            topic = entry.topic
-            del topic.subscribers[entry]  # type: ignore[union-attr]
-            publisher = topic.publisher
+        publisher = topic.publisher
+        if self._all:
+            del topic.subscribers[conn.name, sub_id]  # type: ignore[union-attr]
             if publisher is not None:
                 out.append(_new(AffinityEvent, (UNASSIGN, topic.name, publisher.client, publisher.connection, conn.client, conn.name, UNSUBSCRIBE)))
-        else:
-            topic = entry  # type: ignore[assignment]
-            publisher = topic.publisher
         topic.count -= 1
         if topic.count:
             return
@@ -454,8 +435,7 @@ class FaucetEngine:
         for conn in self._connections.values():
             for entry in conn.values():
                 if type(entry) is not _Mark:
-                    topic = entry.topic if type(entry) is _Sub else entry
-                    found[topic.name].append((conn.client, conn.name))  # type: ignore[union-attr]
+                    found[entry.name].append((conn.client, conn.name))  # type: ignore[union-attr]
         return {name: tuple(subscribers) for name, subscribers in found.items()}
 
 
