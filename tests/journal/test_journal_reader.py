@@ -54,6 +54,22 @@ def test_scan_bounds(big: tuple[Path, list]) -> None:
     assert sum(1 for _ in reader.scan_views()) == 3000
 
 
+def test_unbounded_scans_by_start_and_topic_match_a_filtered_full_scan(big: tuple[Path, list]) -> None:
+    """The plain and topic-only scans (whole batches, no per-record generator) against the full scan."""
+    directory, written = big
+    reader = JournalReader(directory)
+    for after in (0, 1, 63, 64, 1000, 2999, 3000, 5000):
+        for name, test in (("all", None), ("trades", lambda topic: topic == "trades"),
+                           ("not quotes", lambda topic: topic != "quotes"), ("none", lambda topic: False)):
+            expected = [r for r in written if r.sequence > after and (test is None or test(r.topic))]
+            assert list(reader.scan(after_sequence=after, topics=test)) == expected, (after, name)
+            views = reader.scan_views(after_sequence=after, topics=test)
+            assert [view.sequence for view in views] == [r.sequence for r in expected], (after, name)
+    asked: list[str] = []
+    list(reader.scan(topics=lambda topic: asked.append(topic) is None))
+    assert sorted(asked) == ["orders", "quotes", "trades"]  # asked once per topic
+
+
 def test_seeking_reads_one_index_step_not_the_journal(big: tuple[Path, list], monkeypatch: pytest.MonkeyPatch) -> None:
     directory, _ = big
     reader = JournalReader(directory)
