@@ -141,6 +141,30 @@ def test_unknown_command_and_flags_with_a_valid_checksum() -> None:
             decode_record(bytes(forged))
 
 
+def test_topic_and_type_split_differently_in_one_decoder() -> None:
+    """The decoder caches topic + message type bytes as one key; the split must still come out right."""
+    batch = [JournalRecord(n, 2, Command.PUBLISH, topic, kind, b"{}") for n, (topic, kind) in
+             enumerate([("ab", "c"), ("a", "bc"), ("ab", "c"), ("", "abc"), ("abc", "")], 1)]
+    encoder = Encoder()
+    data = b"".join(encoder.encode_record(r) for r in batch)
+    out: list[JournalRecord] = []
+    Decoder().decode_records(data, 0, len(data), out)
+    assert out == batch
+
+
+def test_field_lengths_that_do_not_add_up_with_a_valid_checksum() -> None:
+    record = bytearray(encode_record(JournalRecord(1, 2, Command.PUBLISH, "topic", "json", b"{}", sow_key="k")))
+    record[22] -= 1  # topic length one short: the payload would start a byte early
+    record[-4:] = struct.pack("<I", zlib.crc32(bytes(record[:-4]), RESIDUE))
+    with pytest.raises(RecordDefect, match="field lengths do not add up"):
+        decode_record(bytes(record))
+    out: list[JournalRecord] = []
+    good = encode_record(JournalRecord(1, 2, Command.PUBLISH, "topic", "json", b"{}"))
+    with pytest.raises(RecordDefect, match="field lengths do not add up"):
+        Decoder().decode_records(good + bytes(record), 0, len(good) + len(record), out)
+    assert [r.sequence for r in out] == [1]  # the good record before it was delivered
+
+
 @pytest.mark.parametrize(("change", "message"), [
     ({"topic": "x" * 70000}, "topic is 70000 bytes"),
     ({"expiration": -1}, "expiration -1"),
