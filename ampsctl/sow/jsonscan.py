@@ -10,7 +10,7 @@ second on a worker thread. The rows come out in id order, exactly as one scan wo
   checkpoint always rewrites the meta) before either half is read; while they hold it no writer
   can commit (the file is in rollback-journal mode). Anything else (a busy file, another file
   renamed over the path, the caller's connection already in a transaction) scans in one thread,
-  as does a machine without an idle CPU (load average), where the second thread only costs.
+  as does a machine whose load average is at its CPU count, where the second thread only costs.
 * **Bounded memory.** The worker keeps at most ``BUFFER_ROWS`` candidate rows; past that, or
   if SQLite cannot parse a payload, it stops and the caller's thread scans the rest of the
   second half itself.
@@ -72,9 +72,9 @@ def _worth_two(sow: SowFile) -> bool:
     """Two CPUs, the caller's connection free, and a table large enough (a hint, read outside
     the snapshot; ``_halves`` decides inside it)."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    idle = cpus - os.getloadavg()[0] if hasattr(os, "getloadavg") else cpus
-    # A second thread only pays on an idle CPU: on a busy machine it costs about 10% more CPU.
-    return idle >= 1 and not sow.connection.in_transaction and _halves(sow) is not None
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0  # this process's own work included
+    # A second thread pays only while some CPU is idle: on a saturated machine it costs about 10% more CPU.
+    return cpus >= 2 and load < cpus and not sow.connection.in_transaction and _halves(sow) is not None
 
 
 def _halves(sow: SowFile) -> tuple[int, int, int] | None:
