@@ -86,6 +86,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=8)
     parser.add_argument("--keep", action="store_true", help="keep bench/out/pipeline-bench/")
     parser.add_argument("--reference", action="store_true", help="also time the local engine's reference replay (slow)")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="Spark configuration (e.g. spark.driver.memory=4g: the driver collects every record kept)")
     args = parser.parse_args()
     if args.keys > args.records:
         parser.error("--keys must not exceed --records")
@@ -103,7 +105,8 @@ def main() -> int:
     journal = base / "journal"
     print(f"generating {args.records:,} publishes over {args.keys:,} keys ...", flush=True)
     generate(journal, args.records, args.keys, args.seed)
-    spark = start(SessionOptions(master=args.master))
+    conf = dict(item.split("=", 1) for item in args.conf)
+    spark = start(SessionOptions(master=args.master, conf=conf))
     try:
         cores = spark.sparkContext.defaultParallelism
         run_export(ExportJob(str(journal), str(base / "parquet"), OutputFormat.PARQUET), Engine.SPARK, spark=spark)
@@ -111,11 +114,13 @@ def main() -> int:
         began, cpu = time.perf_counter(), time.process_time()
         local = compact(journal, [SPEC], base / "local")
         local_s, local_cpu = time.perf_counter() - began, time.process_time() - cpu
+        print(f"  local engine: {local_s:.2f} s", flush=True)  # a Spark failure later must not lose it
         reference_s = None
         if args.reference:
             began = time.perf_counter()
             reference = compact(journal, [SPEC], base / "reference", fast=False)
             reference_s = time.perf_counter() - began
+            print(f"  reference replay: {reference_s:.2f} s", flush=True)
 
         began = time.perf_counter()
         remote = run_compact(CompactJob(str(journal), (SPEC,), str(base / "spark")), Engine.SPARK, spark=spark).result
