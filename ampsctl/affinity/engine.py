@@ -304,23 +304,26 @@ class FaucetEngine:
         topics: list[_Topic] = sorted(publisher.topics.values(), key=_since)  # type: ignore[arg-type]
         publisher.topics.clear()
         publisher.load = 0
-        lost = (publisher.client, publisher.connection)
+        lost_client, lost_connection = publisher.client, publisher.connection
+        append = out.append
         for topic in topics:
+            name = topic.name
             topic.publisher = None
-            replacement = self._choose(topic.name)
+            replacement = self._choose(name)
             if replacement is None:
-                self._unassigned[topic.name] = topic
-                action, fields = NO_HANDLERS, (None, None)
+                self._unassigned[name] = topic
+                action, client, connection = NO_HANDLERS, None, None
             else:
                 self._assign(topic, replacement)
                 self.reassignments += 1
-                action, fields = ASSIGN, (replacement.client, replacement.connection)
-            if self._all:
+                action, client, connection = ASSIGN, replacement.client, replacement.connection
+            if self._all:  # the fields spelled out: a starred tuple display costs a list
                 for conn in topic.subscribers.values():  # type: ignore[union-attr]
-                    out.append(_new(AffinityEvent, (UNASSIGN, topic.name, *lost, conn.client, conn.name, PUBLISHER_LOST)))
-                    out.append(_new(AffinityEvent, (action, topic.name, *fields, conn.client, conn.name, PUBLISHER_LOST)))
+                    subscriber_client, subscriber_connection = conn.client, conn.name
+                    append(_new(AffinityEvent, (UNASSIGN, name, lost_client, lost_connection, subscriber_client, subscriber_connection, PUBLISHER_LOST)))
+                    append(_new(AffinityEvent, (action, name, client, connection, subscriber_client, subscriber_connection, PUBLISHER_LOST)))
             else:
-                out.append(_new(AffinityEvent, (action, topic.name, *fields, None, None, PUBLISHER_LOST)))
+                append(_new(AffinityEvent, (action, name, client, connection, None, None, PUBLISHER_LOST)))
 
     def _choose(self, topic: str) -> Publisher | None:
         """The least-loaded eligible publisher covering ``topic``, ties to the earliest activation."""
@@ -392,22 +395,21 @@ class FaucetEngine:
 
     def _announce(self, topic: _Topic, out: list[AffinityEvent], action: AffinityAction, cause: Cause) -> None:
         """One event, or one per interested subscriber with Announcements=all."""
-        publisher = topic.publisher
-        fields = (None, None) if publisher is None or action is NO_HANDLERS else (publisher.client, publisher.connection)
+        publisher, name = topic.publisher, topic.name
+        client, connection = (None, None) if publisher is None or action is NO_HANDLERS else (publisher.client, publisher.connection)
         if self._all:
-            name = topic.name
-            out += [_new(AffinityEvent, (action, name, *fields, conn.client, conn.name, cause)) for conn in topic.subscribers.values()]  # type: ignore[union-attr]
+            out += [_new(AffinityEvent, (action, name, client, connection, conn.client, conn.name, cause)) for conn in topic.subscribers.values()]  # type: ignore[union-attr]
         else:
-            out.append(_new(AffinityEvent, (action, topic.name, *fields, None, None, cause)))
+            out.append(_new(AffinityEvent, (action, name, client, connection, None, None, cause)))
 
     def _emit(self, out: list[AffinityEvent], topic: _Topic, subscriber: _Connection | None, cause: Cause) -> None:
         """``assign`` to the topic's publisher, or ``no_handlers``; naming ``subscriber`` if given."""
         publisher = topic.publisher
-        who = (None, None) if subscriber is None else (subscriber.client, subscriber.name)
+        client, connection = (None, None) if subscriber is None else (subscriber.client, subscriber.name)
         if publisher is None:
-            out.append(_new(AffinityEvent, (NO_HANDLERS, topic.name, None, None, *who, cause)))
+            out.append(_new(AffinityEvent, (NO_HANDLERS, topic.name, None, None, client, connection, cause)))
         else:
-            out.append(_new(AffinityEvent, (ASSIGN, topic.name, publisher.client, publisher.connection, *who, cause)))
+            out.append(_new(AffinityEvent, (ASSIGN, topic.name, publisher.client, publisher.connection, client, connection, cause)))
 
     # ---- state out (summaries and the property tests)
 
