@@ -162,7 +162,8 @@ class FaucetEngine:
                         conn[sub_id] = state
                         return []
                     conn[sub_id] = state
-                    state.subscribers[connection, sub_id] = conn  # type: ignore[union-attr]
+                    # conn.name, not the event's equal string: removal then compares by identity.
+                    state.subscribers[conn.name, sub_id] = conn  # type: ignore[union-attr]
                     publisher = state.publisher  # type: ignore[union-attr]
                     if publisher is None:
                         return [_new(AffinityEvent, (NO_HANDLERS, topic, None, None, client, connection, SUBSCRIBE))]
