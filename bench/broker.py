@@ -28,6 +28,9 @@ with the same generator code:
    the SOW ingest rate is shown), then one `sow` query with `bs` --batch is timed from the send
    to the `completed` ack, counting the records. Redis: the same records as `HSET sowbench id
    payload`, then `HGETALL sowbench` timed to the last byte of its reply.
+5. checkpoint (only with `--only checkpoint`; the broker alone): --sow-records records of
+   `sowbench` are published, then the latency run of 3 while the broker's SOW checkpoint
+   (every 5 s, on its own thread) writes them.
 
 For the broker, its CPU time per message (user + system, /proc/PID/stat) is shown under the
 ingest and delivery rates: it moves much less than the rates when other jobs share the CPUs.
@@ -322,8 +325,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window", type=int, default=WINDOW, help=f"unacknowledged publishes allowed (default {WINDOW:,})")
     parser.add_argument("--fsync", choices=("group", "always", "never"), default="group", help="the broker's --fsync (default group)")
     parser.add_argument("--flush-interval", default="10ms", help="the TransactionLog's FlushInterval (default 10ms)")
-    parser.add_argument("--only", choices=("ingest", "delivery", "latency", "query"), action="append",
-                        help="run only these measurements (repeatable)")
+    parser.add_argument("--only", choices=("ingest", "delivery", "latency", "query", "checkpoint"), action="append",
+                        help="run only these measurements (repeatable); checkpoint (latency while a SOW "
+                             "checkpoint of --sow-records changed records is written) runs only when named")
     parser.add_argument("--profile", metavar="PY_SPY", help="sample the broker with this py-spy executable "
                         "(collapsed stacks to bench/out/broker-profile.txt)")
     parser.add_argument("--keep", action="store_true", help="keep bench/out/broker-bench/")
@@ -362,6 +366,10 @@ def run(args: argparse.Namespace) -> int:
         if "latency" in only:
             for proto in ("amps", "redis"):
                 figures[f"latency-{proto}"] = latency(servers, proto, args)
+        if "checkpoint" in only:  # the SOW changed, then the latency run while a checkpoint writes it
+            figures["checkpoint-load"] = ingest(servers, "amps", args, topic="sowbench", name="pub-checkpoint",
+                                                count=args.sow_records)
+            figures["checkpoint-latency"] = latency(servers, "amps", args)
         if "query" in only:
             for proto in ("amps", "redis"):
                 figures[f"load-{proto}"] = ingest(servers, proto, args, topic="sowbench", name="pub-sow",
@@ -423,6 +431,11 @@ def _report(figures: dict[str, dict[str, Any]], args: argparse.Namespace) -> Non
         qa, qr = figures["query-amps"]["seconds"], figures["query-redis"]["seconds"]
         rows.append((f"sow query, {args.sow_records:,} records, bs {args.batch} (s; HGETALL)", f"{qa:.3f}", f"{qr:.3f}",
                      f"{qa / qr:.2f}x", "", ""))
+    if "checkpoint-latency" in figures:
+        c = figures["checkpoint-latency"]
+        rows.append((f"latency p50/p99/max ms during a checkpoint of {args.sow_records:,} changed SOW records",
+                     f"{c['p50']:.2f}/{c['p99']:.2f}/{c['max']:.1f}", "", "", f"< {TARGET_P99_MS:g} ms",
+                     verdict(c["p99"] < TARGET_P99_MS)))
     print(table(rows))
     print("ratio: ampsctl / redis for rates (above 1 is faster than redis), for times and latencies (above 1 is slower)")
 
