@@ -109,7 +109,7 @@ class BrokerServer:
             port = server.sockets[0].getsockname()[1]
             self.uris.append(listener.uri(port))
         self._tasks.append(asyncio.create_task(self._every(self.settings.tick_interval, self._tick)))
-        self._tasks.append(asyncio.create_task(self._every(self.settings.checkpoint_interval, self._timed_checkpoint)))
+        self._tasks.append(asyncio.create_task(self._every(self.settings.checkpoint_interval, self._checkpoints.start)))
         return list(self.uris)
 
     async def close(self) -> None:
@@ -135,7 +135,7 @@ class BrokerServer:
             self._synced(job, syncing)  # a no-op when its callback ran already
         if self._fsync_thread is not None:
             self._fsync_thread.shutdown(wait=True)
-        await self._stop_checkpoints()
+        await self._checkpoints.close()
         if self.failure is None:
             with contextlib.suppress(AmpsctlError):  # a failing disk at shutdown is logged, not raised twice
                 self._commit()
@@ -327,12 +327,6 @@ class BrokerServer:
     @property
     def closing(self) -> bool:
         return self._closed
-
-    def _timed_checkpoint(self) -> None:
-        self._checkpoints.start()
-
-    async def _stop_checkpoints(self) -> None:
-        await self._checkpoints.close()
 
     def _checkpoint_now(self) -> None:
         """Commit and checkpoint synchronously (shutdown, once the checkpoint thread is done)."""

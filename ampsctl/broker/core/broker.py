@@ -34,17 +34,17 @@ from ampsctl.broker.core.action_runner import CoreActions
 from ampsctl.broker.core.actions import Action, Append, Close, Log, LogLevel, Send, SendDurable
 from ampsctl.broker.core.conflation import ConflationQueue
 from ampsctl.broker.core.fanout import Update, UpdateKind, fan_out
+from ampsctl.broker.core.publishing import publish_message
 from ampsctl.broker.core.refusal import Refused
 from ampsctl.broker.core.session import LogonState, Publishers, Session
 from ampsctl.broker.core.settings import CoreSettings
 from ampsctl.broker.core.subscriptions import SubscriptionIndex
 from ampsctl.broker.core.writes import Expired, Writes
-from ampsctl.protocol.acks import AckType, Status, failure_ack_type
-from ampsctl.broker.core.publishing import publish_message
 from ampsctl.journal.record import Command as JournalCommand
+from ampsctl.protocol.acks import AckType, Status, failure_ack_type
 from ampsctl.protocol.commands import Command, Logon, Publish, encode_publish_ack
-from ampsctl.protocol.fastpublish import PlainPublish, plain_publish
 from ampsctl.protocol.errors import CommandError, Reason
+from ampsctl.protocol.fastpublish import PlainPublish, plain_publish
 from ampsctl.protocol.frames import Frame
 from ampsctl.protocol.messages import ServerHeartbeat
 from ampsctl.protocol.parse import parse_command
