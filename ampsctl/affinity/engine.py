@@ -159,10 +159,9 @@ class FaucetEngine:
                 count = state.count  # type: ignore[union-attr]
                 if count:
                     state.count = count + 1  # type: ignore[union-attr]
-                    if not self._all:
-                        conn[sub_id] = state
-                        return []
                     conn[sub_id] = state
+                    if not self._all:
+                        return []
                     # conn.name, not the event's equal string: removal then compares by identity.
                     state.subscribers[conn.name, sub_id] = conn  # type: ignore[union-attr]
                     publisher = state.publisher  # type: ignore[union-attr]
