@@ -2,9 +2,10 @@
 
 * Without CoverageSubsetOption every publisher covers every topic: ``LoadIndex`` answers
   "least loaded, ties to the earliest activation" in O(log n).
-* With it, ``CoverageIndex`` scans the publishers in activation order and remembers each
-  coverage PCRE's verdict per topic, so a topic is searched once per distinct pattern rather
-  than once per publisher and choice.
+* With it, ``CoverageIndex`` scans the publishers in activation order. Publishers with the
+  same coverage PCRE share one finder (ampsctl.affinity.patterns); one that needs the regex
+  engine remembers its verdict per topic, so a topic is searched once per distinct pattern
+  rather than once per publisher and choice.
 """
 
 from __future__ import annotations
