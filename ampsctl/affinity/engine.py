@@ -243,8 +243,8 @@ class FaucetEngine:
             del publisher.coverage[sub_id]
             if not publisher.coverage:
                 self._lose(publisher, out)
-            else:
-                self._coverage.refresh(publisher)
+            elif self._loads is None:
+                self._coverage.place(publisher)  # narrower coverage, perhaps another group
         elif entry is not _IGNORED:
             self._remove_interest(conn, sub_id, entry, out)  # type: ignore[arg-type]
 
@@ -260,10 +260,11 @@ class FaucetEngine:
         if publisher is None:
             self._activations += 1
             publisher = self._publishers[conn.name] = Publisher(conn.name, conn.client, self._activations)
-            if self._loads is not None:
-                self._loads.add(publisher)
         publisher.coverage[event.sub_id] = coverage
-        self._coverage.refresh(publisher)
+        if self._loads is None:
+            self._coverage.place(publisher)
+        elif joined:
+            self._loads.add(publisher)
         if joined or self._coverage_option is not None:  # arrival, or perhaps wider coverage
             self._sweep(publisher, coverage, out)
 
@@ -300,7 +301,9 @@ class FaucetEngine:
     def _lose(self, publisher: Publisher, out: list[AffinityEvent]) -> None:
         """``publisher`` is no longer eligible: reassign each of its topics, oldest interest first."""
         del self._publishers[publisher.connection]
-        if self._loads is not None:
+        if self._loads is None:
+            self._coverage.leave(publisher)
+        else:
             self._loads.remove(publisher)
         topics: list[_Topic] = sorted(publisher.topics.values(), key=_since)  # type: ignore[arg-type]
         publisher.topics.clear()
@@ -330,14 +333,13 @@ class FaucetEngine:
         """The least-loaded eligible publisher covering ``topic``, ties to the earliest activation."""
         if self._loads is not None:
             return self._loads.least_loaded()
-        return self._coverage.least_loaded(self._publishers, topic)
+        return self._coverage.least_loaded(topic)
 
     def _assign(self, topic: _Topic, publisher: Publisher) -> None:
         topic.publisher = publisher
         publisher.topics[topic.name] = topic
         publisher.load += 1
-        if self._loads is not None:
-            self._loads.rose(publisher)
+        publisher.loads.rose(publisher)  # type: ignore[union-attr]
 
     # ---- interest
 
@@ -387,8 +389,7 @@ class FaucetEngine:
         del publisher.topics[topic.name]
         publisher.load -= 1
         topic.publisher = None
-        if self._loads is not None:
-            self._loads.fell(publisher)
+        publisher.loads.fell(publisher)  # type: ignore[union-attr]
         if not self._all:
             out.append(_new(AffinityEvent, (UNASSIGN, topic.name, publisher.client, publisher.connection, None, None, UNSUBSCRIBE)))
 

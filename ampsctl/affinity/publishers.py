@@ -26,7 +26,7 @@ _PATTERN_LIMIT: Final = 4096
 class Publisher:
     """An eligible connection: its load and topics, and its coverage (None covers all)."""
 
-    __slots__ = ("connection", "client", "activation", "load", "topics", "coverage", "finders")
+    __slots__ = ("connection", "client", "activation", "load", "topics", "coverage", "finders", "loads")
 
     def __init__(self, connection: str, client: str, activation: int) -> None:
         self.connection = connection
@@ -36,10 +36,12 @@ class Publisher:
         self.topics: dict[str, object] = {}  # topic name -> the engine's topic state
         self.coverage: dict[str, regex.Pattern[str] | None] = {}  # counting control sub_id -> PCRE
         self.finders: tuple[Finder | None, ...] = ()  # one per distinct coverage; None finds all
+        self.loads: LoadIndex | None = None  # the index it is in while it is eligible
 
 
 class LoadIndex:
-    """The least-loaded live publisher, ties to the earliest activation (no coverage).
+    """The least-loaded of some publishers, ties to the earliest activation: all of them
+    without coverage, the publishers with the same coverage with it.
 
     ``_levels[load]`` lists the negated activations of the publishers with that load, sorted,
     so the earliest is last: taking it is a ``pop``, and a load that moves by one moves one
@@ -64,15 +66,23 @@ class LoadIndex:
         return None
 
     def add(self, publisher: Publisher) -> None:
-        """A new publisher (load 0)."""
+        """A publisher joins, with its current load."""
+        load, levels = publisher.load, self._levels
         self._by_key[-publisher.activation] = publisher
-        insort(self._levels[0], -publisher.activation)
-        self._low = 0
+        while len(levels) <= load:
+            levels.append([])
+        insort(levels[load], -publisher.activation)
+        self._low = min(self._low, load)
+        publisher.loads = self
 
     def remove(self, publisher: Publisher) -> None:
-        """A lost publisher, with the load it had."""
+        """A publisher leaves, with its current load."""
         del self._by_key[-publisher.activation]
         _take(self._levels[publisher.load], -publisher.activation)
+        publisher.loads = None
+
+    def __len__(self) -> int:
+        return len(self._by_key)
 
     def rose(self, publisher: Publisher) -> None:
         """``publisher.load`` just went up by one."""
@@ -99,13 +109,19 @@ def _take(level: list[int], key: int) -> None:
 
 
 class CoverageIndex:
-    """Which publisher covers a topic. Publishers sharing a coverage PCRE share its finder,
-    and a finder that needs the regex engine remembers its verdict per topic."""
+    """The least-loaded publisher covering a topic.
 
-    __slots__ = ("_finders",)
+    Publishers with the same coverage form a group with its own LoadIndex: a choice asks each
+    group's least loaded and searches the topic only for a group whose candidate could win.
+    Publishers sharing a coverage PCRE share its finder, and a finder that needs the regex
+    engine remembers its verdict per topic.
+    """
+
+    __slots__ = ("_finders", "_groups")
 
     def __init__(self) -> None:
         self._finders: dict[str, Finder] = {}  # pattern text -> finder
+        self._groups: dict[tuple[Finder | None, ...], LoadIndex] = {}  # by the members' finders
 
     def finder(self, pattern: regex.Pattern[str]) -> Finder:
         found = self._finders.get(pattern.pattern)
@@ -115,25 +131,37 @@ class CoverageIndex:
             found = self._finders[pattern.pattern] = finder(pattern, remember=_VERDICT_LIMIT)
         return found
 
-    def refresh(self, publisher: Publisher) -> None:
-        """Call after ``publisher.coverage`` changed."""
+    def place(self, publisher: Publisher) -> None:
+        """Put ``publisher`` in its coverage's group; call after ``publisher.coverage`` changed."""
         patterns = tuple(publisher.coverage.values())
-        publisher.finders = (None,) if None in patterns else tuple(dict.fromkeys(self.finder(p) for p in patterns))  # type: ignore[arg-type]
+        finders = (None,) if None in patterns else tuple(dict.fromkeys(self.finder(p) for p in patterns))  # type: ignore[arg-type]
+        if publisher.loads is not None:
+            if finders == publisher.finders:
+                return
+            self.leave(publisher)
+        publisher.finders = finders
+        group = self._groups.get(finders)
+        if group is None:
+            group = self._groups[finders] = LoadIndex()
+        group.add(publisher)
 
-    @staticmethod
-    def covers(publisher: Publisher, topic: str) -> bool:
-        for find in publisher.finders:
-            if find is None or find(topic):
-                return True
-        return False
+    def leave(self, publisher: Publisher) -> None:
+        """``publisher`` is no longer eligible (or changes group)."""
+        group = publisher.loads
+        assert group is not None
+        group.remove(publisher)
+        if not group:
+            del self._groups[publisher.finders]
 
-    def least_loaded(self, publishers: dict[str, Publisher], topic: str) -> Publisher | None:
-        """The least-loaded publisher covering ``topic``; ``publishers`` is in activation order."""
-        covers = self.covers
+    def least_loaded(self, topic: str) -> Publisher | None:
         best: Publisher | None = None
-        for publisher in publishers.values():  # activation order, so ties keep the first
-            if (best is None or publisher.load < best.load) and covers(publisher, topic):
-                best = publisher
-                if not best.load:
-                    break  # nobody later beats an idle publisher
+        for finders, group in self._groups.items():
+            candidate = group.least_loaded()
+            assert candidate is not None  # empty groups are dropped
+            if best is not None and (candidate.load, candidate.activation) >= (best.load, best.activation):
+                continue  # it cannot win: spare the search
+            for find in finders:
+                if find is None or find(topic):
+                    best = candidate
+                    break
         return best
