@@ -12,7 +12,7 @@ Generates a deterministic event file (bench/out/affinity.jsonl) and times, in CP
       of any Python implementation; (a)/(c) is the engine's cost over plain bookkeeping.
 Target: 1M events in at most 2 s for (a). Nothing asserts; the exit code is 0 when it ran.
 
-    .venv/bin/python bench/affinity.py [--events N] [--publishers N] [--topics N] [--seed S] [--no-cli]
+    .venv/bin/python bench/affinity.py [--events N] [--publishers N] [--topics N] [--seed S] [--no-cli] [--coverage]
 """
 
 from __future__ import annotations
@@ -38,11 +38,13 @@ from ampsctl.gcpause import paused_gc
 OUT = Path(__file__).resolve().parent / "out"
 CONTROL = "faucet_control"
 PATTERN = "^/symbols/"
+COVERAGE_OPTION = "udo_coverage"
 TARGET_SECONDS_PER_MILLION = 2.0
 
 
-def generate(path: Path, events: int, publishers: int, topics: int, seed: int) -> dict[str, int]:
-    """Publishers enlist first, then subscribers come and go; a few publishers churn."""
+def generate(path: Path, events: int, publishers: int, topics: int, seed: int, coverage: bool) -> dict[str, int]:
+    """Publishers enlist first, then subscribers come and go; a few publishers churn. With
+    ``coverage``, publisher p covers the topics /symbols/S0{p % 10}... (a tenth of them)."""
     rng = random.Random(seed)
     names = [f"/symbols/S{i:06d}" for i in range(topics)]
     lines: list[bytes] = []
@@ -52,8 +54,14 @@ def generate(path: Path, events: int, publishers: int, topics: int, seed: int) -
         counts[event["event"]] += 1
         lines.append(orjson.dumps(event))
 
+    def enlist(p: int) -> None:
+        event = {"event": "subscribe", "connection": f"p{p}", "client": f"pub-{p}", "topic": CONTROL, "sub_id": "ctl"}
+        if coverage:
+            event["options"] = f"{COVERAGE_OPTION}=^/symbols/S0{p % 10}"
+        emit(event)
+
     for p in range(publishers):
-        emit({"event": "subscribe", "connection": f"p{p}", "client": f"pub-{p}", "topic": CONTROL, "sub_id": "ctl"})
+        enlist(p)
     live: dict[str, list[str]] = {}  # subscriber connection -> its live sub_ids
     order: list[str] = []  # the keys of live, for O(1) random picks
     next_sub = 0
@@ -73,7 +81,7 @@ def generate(path: Path, events: int, publishers: int, topics: int, seed: int) -
         if roll < 0.002:  # a publisher restarts: disconnect, then enlist again
             p = rng.randrange(publishers)
             emit({"event": "disconnect", "connection": f"p{p}"})
-            emit({"event": "subscribe", "connection": f"p{p}", "client": f"pub-{p}", "topic": CONTROL, "sub_id": "ctl"})
+            enlist(p)
         elif roll < 0.004 and order:  # a subscriber goes away with everything it had
             connection = pick()
             emit({"event": "disconnect", "connection": connection})
@@ -98,7 +106,7 @@ def generate(path: Path, events: int, publishers: int, topics: int, seed: int) -
     return counts
 
 
-def time_engine(events: list, mode: Announcements, repeat: int, *, collect: bool = False) -> tuple[float, int]:
+def time_engine(events: list, settings: AffinitySettings, repeat: int, *, collect: bool = False) -> tuple[float, int]:
     """Median CPU seconds of handle() over all events, and how many affinity events came out.
 
     ``collect`` leaves the cyclic GC on, as in the broker (simulate pauses it); the bench's
@@ -106,7 +114,7 @@ def time_engine(events: list, mode: Announcements, repeat: int, *, collect: bool
     """
     runs, produced = [], 0
     for _ in range(repeat):
-        engine = FaucetEngine(AffinitySettings(CONTROL, PATTERN, mode))
+        engine = FaucetEngine(settings)
         handle = engine.handle
         with paused_gc():
             if collect:
@@ -120,9 +128,9 @@ def time_engine(events: list, mode: Announcements, repeat: int, *, collect: bool
     return statistics.median(runs), produced
 
 
-def output_digest(numbered: list[tuple[int, SubscriptionEvent]], mode: Announcements) -> tuple[str, int]:
+def output_digest(numbered: list[tuple[int, SubscriptionEvent]], settings: AffinitySettings) -> tuple[str, int]:
     """The SHA-256 of what simulate --format jsonl must print, from the engine (not timed)."""
-    engine = FaucetEngine(AffinitySettings(CONTROL, PATTERN, mode))
+    engine = FaucetEngine(settings)
     digest, count = hashlib.sha256(), 0
     with paused_gc():
         for line, event in numbered:
@@ -162,14 +170,17 @@ def time_floor(events: list, repeat: int) -> float:
     return statistics.median(runs)
 
 
-def time_cli(path: Path, mode: Announcements) -> tuple[float, str, int]:
+def time_cli(path: Path, settings: AffinitySettings) -> tuple[float, str, int]:
     """CPU seconds of the CLI process (user + system), and the digest and lines of its output."""
-    out = OUT / f"affinity-{mode.value}.out.jsonl"
+    mode = settings.announcements
+    out = OUT / f"{path.stem}-{mode.value}.out.jsonl"
     command = [
         sys.executable, "-m", "ampsctl", "affinity", "simulate", "--events", str(path),
         "--control-topic", CONTROL, "--subscription-topic", PATTERN, "--announcements", mode.value,
         "--format", "jsonl", "--no-summary",
     ]
+    if settings.coverage_option:
+        command += ["--coverage-option", settings.coverage_option]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with out.open("wb") as stdout:
         done = subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, check=False)
@@ -189,18 +200,20 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1729)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-cli", action="store_true", help="time only the engine and the peer")
+    parser.add_argument("--coverage", action="store_true", help=f"publishers enlist with {COVERAGE_OPTION}=^/symbols/S0<p %% 10>")
     args = parser.parse_args()
 
     OUT.mkdir(exist_ok=True)
-    path = OUT / "affinity.jsonl"
-    meta = OUT / "affinity.meta.json"
+    name = "affinity-coverage" if args.coverage else "affinity"
+    path = OUT / f"{name}.jsonl"
+    meta = OUT / f"{name}.meta.json"
     wanted = {"events": args.events, "publishers": args.publishers, "topics": args.topics, "seed": args.seed, "version": 1}
     if path.exists() and meta.exists() and orjson.loads(meta.read_bytes()).get("args") == wanted:
         counts = orjson.loads(meta.read_bytes())["counts"]  # the same deterministic file: reuse it
         print(f"reusing {path.relative_to(OUT.parent.parent)} (same parameters): ", end="")
     else:
         start = time.perf_counter()
-        counts = generate(path, args.events, args.publishers, args.topics, args.seed)
+        counts = generate(path, args.events, args.publishers, args.topics, args.seed, args.coverage)
         meta.write_bytes(orjson.dumps({"args": wanted, "counts": counts}))
         print(f"generated {path.relative_to(OUT.parent.parent)} in {time.perf_counter() - start:.1f} s: ", end="")
     print(f"{args.events:,} events (" + ", ".join(f"{n:,} {kind}" for kind, n in counts.items())
@@ -223,15 +236,16 @@ def main() -> int:
               f"{seconds * 1_000_000 / len(events):>7.2f}s {seconds / floor:>6.1f}x {target:>8}  {result}")
 
     for mode in Announcements:
-        seconds, produced = time_engine(events, mode, args.repeat)
+        settings = AffinitySettings(CONTROL, PATTERN, mode, COVERAGE_OPTION if args.coverage else None)
+        seconds, produced = time_engine(events, settings, args.repeat)
         result = "ok" if seconds * 1_000_000 / len(events) <= TARGET_SECONDS_PER_MILLION else "MISSED"
         row(f"(a) engine, Announcements={mode.value}", seconds, f"{produced:,}", "<= 2 s", result)
-        collected, _ = time_engine(events, mode, 1, collect=True)
+        collected, _ = time_engine(events, settings, 1, collect=True)
         row("(a) the same with the cyclic GC on (broker)", collected)
         if args.no_cli:
             continue
-        cli, digest, lines = time_cli(path, mode)
-        expected, count = output_digest(numbered, mode)
+        cli, digest, lines = time_cli(path, settings)
+        expected, count = output_digest(numbered, settings)
         same = digest == expected and lines == count == produced
         row(f"(b) CLI --format jsonl, Announcements={mode.value}", cli, f"{lines:,}", "", "output ok" if same else "OUTPUT DIFFERS")
     print(f"{'(c) peer: bare interest bookkeeping':<46} {floor:>7.2f}s {len(events) / floor:>12,.0f} {'':>16} "
