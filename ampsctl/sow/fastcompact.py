@@ -28,6 +28,7 @@ write is replaced by the same identity), so "every identity ever stored" is the 
 from __future__ import annotations
 
 import gc
+import struct
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -46,6 +47,8 @@ from ampsctl.sow.store import SowStore, TopicGroup
 
 PROGRESS_EVERY = 0xFFFF  # as the reference: progress(scanned) every 65,536 records, and at the end
 _PUBLISH, _DELTA = int(Command.PUBLISH), int(Command.DELTA_PUBLISH)
+_FIELDS = struct.Struct("<BBHHHHHQ")  # RECORD_HEAD from its command byte (offset 20) to the expiration
+assert RECORD_HEAD.format[:1] + RECORD_HEAD.format[4:12] == _FIELDS.format and struct.calcsize("<IQq") == 20
 
 
 class Fallback(Exception):
@@ -128,7 +131,7 @@ def _scan(reader: Any, specs: Sequence[TopicSpec], to_sequence: int | None, to_t
     by_group = {id(fast.group): fast for fast in state.groups}
     lanes: dict[tuple[int, bytes], Lane] = {}
     lane = IGNORED  # the previous record's: journals come in runs of one topic
-    unpack = RECORD_HEAD.unpack_from
+    unpack = _FIELDS.unpack_from
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     scanned = applied = 0
     sequence = 0
@@ -136,7 +139,7 @@ def _scan(reader: Any, specs: Sequence[TopicSpec], to_sequence: int | None, to_t
     if to_sequence != 0:
         for view in reader.scan_views(to_sequence=to_sequence, to_timestamp=to_timestamp):
             data, offset, length, sequence, timestamp = view
-            (_, _, _, command, flags, tl, ml, sl, cl, nl, expiration, _, _) = unpack(data, offset)
+            command, flags, tl, ml, sl, cl, nl, expiration = unpack(data, offset + 20)
             scanned += 1
             if progress is not None and not scanned & PROGRESS_EVERY:
                 progress(scanned)
