@@ -207,3 +207,17 @@ def test_colliding_keys_go_to_the_reference(tmp_path: Path, monkeypatch: pytest.
         fastcompact.keyed(state)
     _, _, _, files = _same(journal, tmp_path, "collide")
     assert files[0][1] == 7  # the reference's answer: ids 7 apart are one record
+
+
+def test_a_file_that_cannot_be_written_fails_alike(journal: Path, tmp_path: Path) -> None:
+    from ampsctl.errors import EnvironmentProblem
+
+    failures = []
+    for fast in (True, False):
+        out = tmp_path / str(fast)
+        (out / "orders.json.sow").mkdir(parents=True)  # the target is a directory: the rename fails
+        with pytest.raises(EnvironmentProblem) as info:
+            compact(journal, SPECS, out, fast=fast, overwrite=True, on_error=lambda error: None)
+        failures.append((str(info.value).replace(str(out), "OUT"), info.value.hint))
+        assert sorted(path.name for path in out.iterdir()) == ["orders.json.sow"]  # no scratch file left
+    assert failures[0] == failures[1]
