@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from ampsctl.affinity.model import ACTION_VALUES, AffinityEvent, Disconnect, Subscribe, SubscriptionEvent, Unsubscribe
+from ampsctl.affinity.model import AffinityEvent, Disconnect, Subscribe, SubscriptionEvent, Unsubscribe
 from ampsctl.errors import AmpsctlError, InputError, Location
 from ampsctl.options import parse_options
 
@@ -137,7 +137,7 @@ def _bad(message: str, path: str, number: int, *, hint: str | None = None) -> In
 def event_record(event: AffinityEvent, input_line: int) -> dict[str, Any]:
     """The output object of one affinity event: its variables (as ``variables()``) and the line."""
     action, topic, client, connection, subscriber_client, subscriber_connection, _cause = event
-    record: dict[str, Any] = {"AMPS_AFFINITY_ACTION": ACTION_VALUES[action], "AMPS_TOPIC": topic}
+    record: dict[str, Any] = {"AMPS_AFFINITY_ACTION": action._value_, "AMPS_TOPIC": topic}  # see variables()
     if client is not None and connection is not None:
         record["AMPS_CLIENT_NAME"] = client
         record["AMPS_CONNECTION_NAME"] = connection

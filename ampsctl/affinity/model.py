@@ -26,10 +26,6 @@ class AffinityAction(enum.Enum):
     NO_HANDLERS = "no_handlers"
 
 
-# Each action's value: ``Enum.value`` is a Python-level property, read once per output event.
-ACTION_VALUES = {action: action.value for action in AffinityAction}
-
-
 class Cause(enum.Enum):
     """Why an event was emitted; not part of the seed's variables, used for summaries."""
 
@@ -95,7 +91,8 @@ class AffinityEvent(NamedTuple):
     def variables(self) -> dict[str, str]:
         """The AMPS context variables this event sets; omitted ones are absent."""
         action, topic, client, connection, subscriber_client, subscriber_connection, _cause = self
-        out = {"AMPS_AFFINITY_ACTION": ACTION_VALUES[action], "AMPS_TOPIC": topic}
+        # _value_, the member's plain attribute: .value and hashing a member run Python code.
+        out = {"AMPS_AFFINITY_ACTION": action._value_, "AMPS_TOPIC": topic}
         if client is not None and connection is not None:
             out["AMPS_CLIENT_NAME"] = client
             out["AMPS_CONNECTION_NAME"] = connection

@@ -122,18 +122,19 @@ def _settings(config, action, env, control_topic, subscription_topic, announceme
 def _simulate(engine, events, source, do_steps, counts: Counter[str]) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
     """One output record per affinity event, counted by action; warnings go to stderr as they happen."""
     from ampsctl.affinity.eventfile import event_record
-    from ampsctl.affinity.model import ACTION_VALUES
 
+    handle, warnings = engine.handle, engine.warnings
     for line, event in events:
         try:
-            produced = engine.handle(event)
+            produced = handle(event)
         except InputError as exc:
             raise InputError(exc.message, code=exc.code, hint=exc.hint, location=Location(source, line)) from None
-        for warning in engine.warnings:
-            print(f"ampsctl: warning: {source}:{line}: {warning}", file=sys.stderr)
-        engine.warnings.clear()
+        if warnings:
+            for warning in warnings:
+                print(f"ampsctl: warning: {source}:{line}: {warning}", file=sys.stderr)
+            warnings.clear()
         for affinity_event in produced:
-            counts[ACTION_VALUES[affinity_event.action]] += 1
+            counts[affinity_event.action._value_] += 1  # not .value: a Python-level property
             record = event_record(affinity_event, line)
             if do_steps is not None:
                 record["rendered"] = [{"module": step.module, **step.render(affinity_event)} for step in do_steps]
@@ -167,15 +168,16 @@ def _write_jsonl(rows: Iterator[dict[str, Any]]) -> None:
     import orjson
 
     batch: list[bytes] = []
+    dumps, newline = orjson.dumps, orjson.OPT_APPEND_NEWLINE
     try:
         for row in rows:
-            batch.append(orjson.dumps(row))
+            batch.append(dumps(row, option=newline))
             if len(batch) >= 4096:
-                _stdout_bytes(b"\n".join(batch) + b"\n")
+                _stdout_bytes(b"".join(batch))
                 batch.clear()
     finally:  # what was produced before an error is still written
         if batch:
-            _stdout_bytes(b"\n".join(batch) + b"\n")
+            _stdout_bytes(b"".join(batch))
 
 
 def _stdout_bytes(data: bytes) -> None:
