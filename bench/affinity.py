@@ -11,6 +11,8 @@ Generates a deterministic event file (bench/out/affinity.jsonl) and times, in CP
       (a dict of topic -> set of subscriptions, nothing chosen, nothing emitted), the floor
       of any Python implementation; (a)/(c) is the engine's cost over plain bookkeeping.
 Target: 1M events in at most 2 s for (a). Nothing asserts; the exit code is 0 when it ran.
+--coverage gives every publisher a coverage PCRE (a tenth of the topics each), in its own
+event file (bench/out/affinity-coverage.jsonl).
 
     .venv/bin/python bench/affinity.py [--events N] [--publishers N] [--topics N] [--seed S] [--no-cli] [--coverage]
 """
