@@ -88,10 +88,15 @@ class _Topic:
         self.count = 0  # live interest subscriptions
         self.since = 0  # orders topics by when their current interest began
         self.publisher: Publisher | None = None
-        # Announcements=all only: (connection, sub_id) -> _Connection, in subscription order.
-        # Keyed by names, so a connection's entry is the _Topic in both modes (measured as
-        # fast as an object per subscription).
-        self.subscribers: dict[tuple[str, str], _Connection] | None = {} if all_mode else None
+        # Announcements=all only: its subscriptions in subscription order, ended ones included
+        # until the list is compacted (an unsubscribe then only marks its _Sub).
+        self.subscribers: list[_Sub] | None = [] if all_mode else None
+
+
+class _Sub:
+    """An interest subscription with Announcements=all; ``topic`` is None once it ended."""
+
+    __slots__ = ("topic", "conn")
 
 
 class _Connection(dict):  # type: ignore[type-arg]
@@ -109,7 +114,7 @@ class _Connection(dict):  # type: ignore[type-arg]
         self.client = client
 
 
-_Entry = _Mark | _Topic
+_Entry = _Mark | _Topic | _Sub
 
 
 class FaucetEngine:
@@ -159,11 +164,12 @@ class FaucetEngine:
                 count = state.count  # type: ignore[union-attr]
                 if count:
                     state.count = count + 1  # type: ignore[union-attr]
-                    conn[sub_id] = state
                     if not self._all:
+                        conn[sub_id] = state
                         return []
-                    # conn.name, not the event's equal string: removal then compares by identity.
-                    state.subscribers[conn.name, sub_id] = conn  # type: ignore[union-attr]
+                    conn[sub_id] = sub = _Sub()
+                    sub.topic, sub.conn = state, conn
+                    state.subscribers.append(sub)  # type: ignore[union-attr]
                     publisher = state.publisher  # type: ignore[union-attr]
                     if publisher is None:
                         return [_new(AffinityEvent, (NO_HANDLERS, topic, None, None, client, connection, SUBSCRIBE))]
@@ -178,15 +184,20 @@ class FaucetEngine:
             conn = self._connections.get(event.connection)  # type: ignore[union-attr]
             entry = conn.pop(event.sub_id, None) if conn is not None else None  # type: ignore[union-attr]
             # Inline: an interest subscription goes and its topic keeps interest.
-            if type(entry) is _Topic and entry.count > 1:
-                entry.count -= 1
-                if not self._all:
+            if type(entry) is _Topic:  # default mode
+                if entry.count > 1:
+                    entry.count -= 1
                     return []
-                del entry.subscribers[conn.name, event.sub_id]  # type: ignore[union-attr]
-                publisher = entry.publisher
-                if publisher is None:
-                    return []
-                return [_new(AffinityEvent, (UNASSIGN, entry.name, publisher.client, publisher.connection, conn.client, conn.name, UNSUBSCRIBE))]  # type: ignore[union-attr]
+            elif type(entry) is _Sub:  # all mode
+                topic_state = entry.topic
+                held = topic_state.subscribers
+                if topic_state.count > 1 and len(held) < 2 * topic_state.count + 8:
+                    topic_state.count -= 1
+                    entry.topic = None
+                    publisher = topic_state.publisher
+                    if publisher is None:
+                        return []
+                    return [_new(AffinityEvent, (UNASSIGN, topic_state.name, publisher.client, publisher.connection, conn.client, conn.name, UNSUBSCRIBE))]  # type: ignore[union-attr]
             out = []
             if entry is None:
                 self.warnings.append(f"unsubscribe of unknown subscription {event.sub_id!r} on connection {event.connection!r}: ignored")  # type: ignore[union-attr]
@@ -228,9 +239,9 @@ class FaucetEngine:
         conn = self._connections.pop(name, None)
         if conn is None:
             return  # a connection that never subscribed leaves nothing behind
-        for sub_id, entry in conn.items():
-            if type(entry) is _Topic:
-                self._remove_interest(conn, sub_id, entry, out)
+        for entry in conn.values():
+            if type(entry) is not _Mark:
+                self._remove_interest(conn, entry, out)  # type: ignore[arg-type]
         publisher = self._publishers.get(name)
         if publisher is not None:
             self._lose(publisher, out)
@@ -246,7 +257,7 @@ class FaucetEngine:
             elif self._loads is None:
                 self._coverage.place(publisher)  # narrower coverage, perhaps another group
         elif entry is not _IGNORED:
-            self._remove_interest(conn, sub_id, entry, out)  # type: ignore[arg-type]
+            self._remove_interest(conn, entry, out)  # type: ignore[arg-type]
 
     # ---- publishers
 
@@ -322,7 +333,10 @@ class FaucetEngine:
                 self.reassignments += 1
                 action, client, connection = ASSIGN, replacement.client, replacement.connection
             if self._all:  # the fields spelled out: a starred tuple display costs a list
-                for conn in topic.subscribers.values():  # type: ignore[union-attr]
+                for sub in topic.subscribers:  # type: ignore[union-attr]
+                    if sub.topic is None:
+                        continue
+                    conn = sub.conn
                     subscriber_client, subscriber_connection = conn.client, conn.name
                     append(_new(AffinityEvent, (UNASSIGN, name, lost_client, lost_connection, subscriber_client, subscriber_connection, PUBLISHER_LOST)))
                     append(_new(AffinityEvent, (action, name, client, connection, subscriber_client, subscriber_connection, PUBLISHER_LOST)))
@@ -355,8 +369,11 @@ class FaucetEngine:
     def _add_interest(self, conn: _Connection, sub_id: str, topic: _Topic, out: list[AffinityEvent]) -> None:
         """Add an interest subscription to ``topic``."""
         if self._all:
-            topic.subscribers[conn.name, sub_id] = conn  # type: ignore[index]
-        conn[sub_id] = topic
+            conn[sub_id] = sub = _Sub()
+            sub.topic, sub.conn = topic, conn
+            topic.subscribers.append(sub)  # type: ignore[union-attr]
+        else:
+            conn[sub_id] = topic
         topic.count += 1
         if topic.count == 1:  # the first interest
             self._interest_seq += 1
@@ -373,11 +390,20 @@ class FaucetEngine:
             return
         self._emit(out, topic, conn, SUBSCRIBE)
 
-    def _remove_interest(self, conn: _Connection, sub_id: str, topic: _Topic, out: list[AffinityEvent]) -> None:
+    def _remove_interest(self, conn: _Connection, entry: _Topic | _Sub, out: list[AffinityEvent]) -> None:
         """Remove an interest subscription (its entry is already out of ``conn``)."""
+        if type(entry) is _Sub:  # all mode
+            topic: _Topic = entry.topic  # type: ignore[assignment]
+            entry.topic = None
+            held = topic.subscribers
+            if topic.count == 1:
+                held.clear()  # type: ignore[union-attr]
+            elif len(held) >= 2 * topic.count + 8:  # type: ignore[arg-type]
+                held[:] = [sub for sub in held if sub.topic is not None]  # type: ignore[union-attr]
+        else:
+            topic = entry  # type: ignore[assignment]
         publisher = topic.publisher
         if self._all:
-            del topic.subscribers[conn.name, sub_id]  # type: ignore[union-attr]
             if publisher is not None:
                 out.append(_new(AffinityEvent, (UNASSIGN, topic.name, publisher.client, publisher.connection, conn.client, conn.name, UNSUBSCRIBE)))
         topic.count -= 1
@@ -400,7 +426,7 @@ class FaucetEngine:
         publisher, name = topic.publisher, topic.name
         client, connection = (None, None) if publisher is None or action is NO_HANDLERS else (publisher.client, publisher.connection)
         if self._all:
-            out += [_new(AffinityEvent, (action, name, client, connection, conn.client, conn.name, cause)) for conn in topic.subscribers.values()]  # type: ignore[union-attr]
+            out += [_new(AffinityEvent, (action, name, client, connection, sub.conn.client, sub.conn.name, cause)) for sub in topic.subscribers if sub.topic is not None]  # type: ignore[union-attr]
         else:
             out.append(_new(AffinityEvent, (action, name, client, connection, None, None, cause)))
 
@@ -439,7 +465,7 @@ class FaucetEngine:
         for conn in self._connections.values():
             for entry in conn.values():
                 if type(entry) is not _Mark:
-                    found[entry.name].append((conn.client, conn.name))  # type: ignore[union-attr]
+                    found[entry.topic.name if type(entry) is _Sub else entry.name].append((conn.client, conn.name))  # type: ignore[union-attr]
         return {name: tuple(subscribers) for name, subscribers in found.items()}
 
 

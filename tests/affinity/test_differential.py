@@ -78,3 +78,20 @@ def test_same_events_and_state_as_the_reference(
     for number, event in enumerate(script, 1):
         assert _step(fast, event) == _step(reference, event), f"event {number}: {event}"
         assert _state(fast) == _state(reference), f"after event {number}: {event}"
+
+
+def test_churn_on_one_topic_then_publisher_loss_all_mode() -> None:
+    """Many subscriptions come and go on a topic that keeps interest (all mode compacts its
+    list of subscribers), then its publisher goes: the per-subscriber events must match."""
+    script: list[SubscriptionEvent] = [Subscribe("p1", "a", CONTROL, "1"), Subscribe("p2", "b", CONTROL, "1"), Subscribe("s0", "k", "/t/A", "0")]
+    for n in range(60):
+        connection = f"s{1 + n % 5}"
+        script.append(Subscribe(connection, f"c-{connection}", "/t/A", str(n)))
+        if n % 3:
+            script.append(Unsubscribe(connection, str(n)))
+    script += [Disconnect("p1"), Unsubscribe("s0", "0"), Disconnect("p2"), Subscribe("p3", "c", CONTROL, "1")]
+    config = AffinitySettings(CONTROL, "^/t/", Announcements.ALL)
+    fast, reference = FaucetEngine(config), ReferenceEngine(config)
+    for event in script:
+        assert _step(fast, event) == _step(reference, event), event
+        assert _state(fast) == _state(reference), event
