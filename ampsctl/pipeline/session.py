@@ -169,8 +169,20 @@ def build_conf(options: SessionOptions) -> dict[str, str]:
     if options.master.startswith("local"):
         conf["spark.pyspark.python"] = sys.executable
         conf["spark.pyspark.driver.python"] = sys.executable
+        # The driver JVM is the whole cluster here and gathers the compacted records that go
+        # into a SOW file: Spark's 1 GiB default fails on a few million keys.
+        conf["spark.driver.memory"] = local_driver_memory()
     conf.update(options.conf)
     return conf
+
+
+def local_driver_memory() -> str:
+    """A local master's driver heap: a quarter of this machine's memory, 1 to 16 GiB."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # no sysconf (not POSIX): Spark's own default
+        return "1g"
+    return f"{min(max(total // 4 >> 30, 1), 16)}g"
 
 
 def start(options: SessionOptions | None = None) -> SparkSession:

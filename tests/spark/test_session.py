@@ -11,7 +11,7 @@ import time
 import pytest
 
 from ampsctl.errors import EnvironmentProblem, ExitCode, UsageError
-from ampsctl.pipeline.session import SessionOptions, build_conf, check_master, find_java, parse_conf
+from ampsctl.pipeline.session import SessionOptions, build_conf, check_master, find_java, local_driver_memory, parse_conf
 
 
 def test_fixture_session_is_utc_local2_without_ui(spark) -> None:
@@ -36,6 +36,9 @@ def test_user_conf_overrides_defaults() -> None:
     conf = build_conf(SessionOptions(master="local[2]", shuffle_partitions=3, conf={"spark.sql.session.timeZone": "Europe/Paris"}))
     assert conf["spark.sql.session.timeZone"] == "Europe/Paris"
     assert conf["spark.sql.shuffle.partitions"] == "3"
+    assert conf["spark.driver.memory"] == local_driver_memory()
+    assert build_conf(SessionOptions(master="local[2]", conf={"spark.driver.memory": "3g"}))["spark.driver.memory"] == "3g"
+    assert "spark.driver.memory" not in build_conf(SessionOptions(master="yarn"))  # a cluster's own settings decide
     assert parse_conf(["a.b=1", "c= x=y"]) == {"a.b": "1", "c": " x=y"}
     with pytest.raises(UsageError):
         parse_conf(["novalue"])
