@@ -1,6 +1,6 @@
 """The faucet engine as it was before the speed work (commit 7e7eb84), kept as a test oracle.
 
-tests/affinity/test_differential.py runs random scripts through it and through
+tests/affinity/test_engine_differential.py runs random scripts through it and through
 ampsctl.affinity.engine and requires the same output: the fast engine must not change
 semantics. It is simpler (no inline paths, topic state dropped with its interest) and slow.
 """
