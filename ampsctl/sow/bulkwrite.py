@@ -17,16 +17,14 @@ import os
 import sqlite3
 from collections.abc import Iterable
 from contextlib import suppress
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from ampsctl.errors import EnvironmentProblem
-from ampsctl.sow.checkpoint import write_group
-from ampsctl.sow.sowfile import RECORD_COLUMNS, index_columns, schema
+from ampsctl.sow.checkpoint import fsync_directory, fsync_file, insert_rows, write_group
+from ampsctl.sow.sowfile import schema
 from ampsctl.sow.store import TopicGroup
 
-BATCH = 20_000
 CACHE_KIB = 262_144  # 256 MiB of page cache at most, only while the file is written
 
 
@@ -44,27 +42,21 @@ def write_rows(path: str | os.PathLike[str], group: TopicGroup, rows: Iterable[t
             for pragma in ("journal_mode = OFF", "synchronous = OFF", f"cache_size = -{CACHE_KIB}",
                            "locking_mode = EXCLUSIVE", "temp_store = MEMORY"):
                 connection.execute(f"PRAGMA {pragma}")
-            columns = RECORD_COLUMNS.split(", ") + index_columns(len(group.indexer.hash_fields), len(group.indexer.memo_fields))
-            sql = f"INSERT INTO records ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-            count = 0
             connection.execute("BEGIN")
             indexes = _indexes(group)
             for name in indexes:  # built again after the rows: one sort instead of a B-tree insert per row
                 connection.execute(f"DROP INDEX {name}")
-            iterator = iter(rows)
-            while batch := list(islice(iterator, BATCH)):
-                connection.executemany(sql, batch)
-                count += len(batch)
+            count = insert_rows(connection, group, iter(rows))
             for statement in indexes.values():  # schema()'s own statements: the file's schema text is unchanged
                 connection.execute(statement)
             connection.execute("COMMIT")
         finally:
             connection.close()
         if sync:
-            _fsync(scratch)
+            fsync_file(scratch)
         os.replace(scratch, target)
         if sync:
-            _fsync(target.parent, directory=True)
+            fsync_directory(target.parent)
     except (OSError, sqlite3.OperationalError, EnvironmentProblem) as exc:
         with suppress(OSError):
             scratch.unlink(missing_ok=True)
@@ -81,22 +73,6 @@ def _indexes(group: TopicGroup) -> dict[str, str]:
         if words[0] == "CREATE" and "INDEX" in words[:3]:
             found[words[words.index("INDEX") + 1]] = statement
     return found
-
-
-def _fsync(path: Path, *, directory: bool = False) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        if directory:
-            return  # some file systems do not open directories; the rename is still atomic
-        raise
-    try:
-        os.fsync(fd)
-    except OSError:
-        if not directory:
-            raise
-    finally:
-        os.close(fd)
 
 
 def _environment(exc: BaseException, scratch: Path, target: Path) -> EnvironmentProblem:

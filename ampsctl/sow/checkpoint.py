@@ -158,7 +158,7 @@ def _write_whole(target: Path, snapshot: Snapshot, sync: bool) -> int:
             for statement in schema(len(group.indexer.hash_fields), len(group.indexer.memo_fields)):
                 connection.execute(statement)
             connection.execute("BEGIN")
-            count = _insert_rows(connection, group, (row for state in snapshot.topics for row in _rows(group, state)))
+            count = insert_rows(connection, group, (row for state in snapshot.topics for row in _rows(group, state)))
             for state in snapshot.topics:
                 _write_history(connection, state)
             _write_meta(connection, snapshot)
@@ -166,10 +166,10 @@ def _write_whole(target: Path, snapshot: Snapshot, sync: bool) -> int:
         finally:
             connection.close()
         if sync:
-            _fsync(temporary)
+            fsync_file(temporary)
         os.replace(temporary, target)
         if sync:
-            _fsync_directory(target.parent)
+            fsync_directory(target.parent)
     except (OSError, sqlite3.OperationalError) as exc:
         with suppress(OSError):  # the directory may be what failed
             temporary.unlink(missing_ok=True)
@@ -190,7 +190,7 @@ def _update(target: Path, snapshot: Snapshot, sync: bool) -> int:
         for state in snapshot.topics:
             gone = [(state.topic, key) for key, record in zip(state.keys, state.records, strict=True) if record is None]
             connection.executemany("DELETE FROM records WHERE topic = ? AND sow_key = ?", gone)
-            changed += len(gone) + _insert_rows(connection, group, _rows(group, state), upsert=True)
+            changed += len(gone) + insert_rows(connection, group, _rows(group, state), upsert=True)
             _write_history(connection, state, replace=True)
         _write_meta(connection, snapshot)
         connection.execute("COMMIT")
@@ -277,7 +277,7 @@ def _rows(group: TopicGroup, state: _TopicState) -> Iterator[tuple[Any, ...]]:
         yield row
 
 
-def _insert_rows(connection: sqlite3.Connection, group: TopicGroup, rows: Iterator[tuple[Any, ...]], *, upsert: bool = False) -> int:
+def insert_rows(connection: sqlite3.Connection, group: TopicGroup, rows: Iterator[tuple[Any, ...]], *, upsert: bool = False) -> int:
     columns = ["topic", "sow_key", "payload", "sequence", "timestamp", "expiration", "expires_at", "crc"]
     columns += index_columns(len(group.indexer.hash_fields), len(group.indexer.memo_fields))
     sql = f"INSERT INTO records ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
@@ -330,7 +330,7 @@ def _write_meta(connection: sqlite3.Connection, snapshot: Snapshot) -> None:
 # ------------------------------------------------------------------ OS plumbing
 
 
-def _fsync(path: Path) -> None:
+def fsync_file(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -338,7 +338,7 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def _fsync_directory(path: Path) -> None:
+def fsync_directory(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:

@@ -35,6 +35,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ampsctl.errors import UsageError
+from ampsctl.gcpause import paused_gc
 from ampsctl.sow.checkpoint import write_group
 from ampsctl.sow.errors import ReplayError
 from ampsctl.sow.spec import TopicSpec
@@ -136,7 +137,7 @@ def _compact_fast(reader: Any, specs: Sequence[TopicSpec], targets: list[Path], 
     from ampsctl.sow import fastcompact
     from ampsctl.sow.bulkwrite import write_rows
 
-    with fastcompact.no_collector():  # the scan's, and the millions of rows after it
+    with paused_gc():  # the scan's, and the millions of rows after it
         try:
             state = fastcompact.scan(reader, specs, to_sequence=to_sequence, to_timestamp=to_timestamp,
                                      keep_going=on_error is not None, progress=progress)

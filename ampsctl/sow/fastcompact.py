@@ -27,15 +27,14 @@ write is replaced by the same identity), so "every identity ever stored" is the 
 
 from __future__ import annotations
 
-import gc
 import struct
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from typing import Any
 
 import orjson
 
 from ampsctl.errors import AmpsctlError
+from ampsctl.gcpause import paused_gc
 from ampsctl.journal.codec import F_EXPIRATION, F_SOW_KEY, HEAD_SIZE, RECORD_HEAD
 from ampsctl.journal.record import Command
 from ampsctl.messages.keys import check_supplied_key
@@ -107,21 +106,8 @@ def scan(reader: Any, specs: Sequence[TopicSpec], *, to_sequence: int | None, to
 
     ``progress`` gets every 65,536th count; the final count is the caller's to report, once
     the keys are known to be unique (a fallback then does not report the end twice)."""
-    with no_collector():
+    with paused_gc():  # millions of short-lived documents; nothing here makes reference cycles
         return _scan(reader, specs, to_sequence, to_timestamp, keep_going, progress)
-
-
-@contextmanager
-def no_collector() -> Iterator[None]:
-    """The cyclic GC off: millions of short-lived documents and a large state it would walk again
-    and again (half the scan's time); nothing here makes reference cycles."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _scan(reader: Any, specs: Sequence[TopicSpec], to_sequence: int | None, to_timestamp: int | None,
