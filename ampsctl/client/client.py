@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from ampsctl.client.errors import CommandFailed
+from ampsctl.client.errors import CommandFailed, Disconnected
 from ampsctl.client.pending import PendingAck
 from ampsctl.client.uri import parse_uri
 from ampsctl.client.wire import Exchange, Item, Wire
@@ -85,7 +85,7 @@ class ClientSubscription:
         item: Item = await self.queue.get()
         if isinstance(item, Exception):
             self.queue.put_nowait(item)
-            raise item
+            raise item.again() if isinstance(item, Disconnected) else item
         assert isinstance(item, Delivery | Oof)
         return item
 

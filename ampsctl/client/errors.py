@@ -24,6 +24,11 @@ class Disconnected(EnvironmentProblem):
     def __init__(self, message: str) -> None:
         super().__init__(message, code="CLIENT-DISCONNECTED", hint="is the broker running at that URI?")
 
+    def again(self) -> Disconnected:
+        """The same error as a new instance, for one more caller. Raising one instance from many
+        tasks would add every raise to its traceback (quadratic to print, megabytes to log)."""
+        return Disconnected(self.message)
+
 
 class BadUri(UsageError):
     def __init__(self, uri: str, why: str) -> None:

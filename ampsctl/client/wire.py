@@ -45,7 +45,7 @@ class Exchange:
         item = await self.queue.get()
         if isinstance(item, Disconnected):
             self.queue.put_nowait(item)  # every later call fails the same way
-            raise item
+            raise item.again()
         return item
 
 
@@ -73,7 +73,7 @@ class Wire:
 
     async def send(self, data: bytes) -> None:
         if self.closed is not None:
-            raise self.closed
+            raise self.closed.again()
         self.writer.write(data)
         try:
             await self.writer.drain()
