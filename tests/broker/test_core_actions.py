@@ -160,6 +160,17 @@ def test_action_publish_is_journaled_under_the_action_publisher_name(tmp_path: P
     assert delivery.bookmark == records[0].bookmark  # bookmarked like any journaled publish
 
 
+def test_an_action_publisher_name_is_reserved(tmp_path: Path) -> None:
+    plan, _ = _plan(tmp_path, MANIFOLD.format(extra="", do=PUBLISH.format(topic="ctl", data=BODY, more="")))
+    core = _core(plan)
+    core.connected(1, NOW)
+    out = send(core, 1, Logon(cid="l", acks=frozenset({AckType.PROCESSED}), client_name="ampsctl-action-1"))
+    (ack,) = frames_for(out, 1)
+    assert (ack.status.value, ack.reason) == ("failure", "name in use") and not core.sessions[1].logged_on
+    logged_on(core, 2, "ampsctl-action-2")  # no second action in this config: an ordinary name
+    assert core.names["ampsctl-action-2"] == 2
+
+
 def test_failing_do_step_is_logged_and_stops_the_remaining_steps(tmp_path: Path) -> None:
     steps = PUBLISH.format(topic="{{AMPS_TOPIC}}.*", data="first", more="") + PUBLISH.format(topic="ctl", data="second", more="")
     plan, _ = _plan(tmp_path, MANIFOLD.format(extra="", do=steps))

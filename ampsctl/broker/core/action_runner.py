@@ -64,6 +64,7 @@ class CoreActions:
         # journal records and that bookmarks hash (docs/broker.md, "Actions").
         self._sessions = {action.number: Session(ACTION_CONN, "actions", LogonState.LOGGED_ON, action.publisher)
                           for action in plan.actions}
+        self.publishers = frozenset(action.publisher for action in plan.actions)  # reserved: no client logs on as one
 
     @classmethod
     def attach(cls, core: BrokerCore) -> CoreActions | None:

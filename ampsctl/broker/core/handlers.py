@@ -50,6 +50,9 @@ def logon(core: BrokerCore, session: Session, cmd: Logon, now: int) -> list[Acti
         raise Refused(Reason.AUTH_FAILURE, f"user {cmd.user_id!r}: wrong or missing credentials")
     out: list[Action] = []
     name = cmd.client_name
+    if name and core.actions is not None and name in core.actions.publishers:
+        raise Refused(Reason.NAME_IN_USE, f"client name {name!r} is the broker's own: a config action publishes "
+                                          f"under it (docs/broker.md, \"Actions\")")
     holder = core.names.get(name) if name else None
     if holder is not None and holder != session.conn:
         other = core.sessions[holder]
