@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ampsctl.errors import EnvironmentProblem
-from ampsctl.sow.checkpoint import fsync_directory, fsync_file, insert_rows, write_group
+from ampsctl.sow.checkpoint import insert_rows, move_into_place, write_group
 from ampsctl.sow.sowfile import schema
 from ampsctl.sow.store import TopicGroup
 
@@ -52,11 +52,7 @@ def write_rows(path: str | os.PathLike[str], group: TopicGroup, rows: Iterable[t
             connection.execute("COMMIT")
         finally:
             connection.close()
-        if sync:
-            fsync_file(scratch)
-        os.replace(scratch, target)
-        if sync:
-            fsync_directory(target.parent)
+        move_into_place(scratch, target, sync=sync)
     except (OSError, sqlite3.OperationalError, EnvironmentProblem) as exc:
         with suppress(OSError):
             scratch.unlink(missing_ok=True)

@@ -165,11 +165,7 @@ def _write_whole(target: Path, snapshot: Snapshot, sync: bool) -> int:
             connection.execute("COMMIT")
         finally:
             connection.close()
-        if sync:
-            fsync_file(temporary)
-        os.replace(temporary, target)
-        if sync:
-            fsync_directory(target.parent)
+        move_into_place(temporary, target, sync=sync)
     except (OSError, sqlite3.OperationalError) as exc:
         with suppress(OSError):  # the directory may be what failed
             temporary.unlink(missing_ok=True)
@@ -328,6 +324,15 @@ def _write_meta(connection: sqlite3.Connection, snapshot: Snapshot) -> None:
 
 
 # ------------------------------------------------------------------ OS plumbing
+
+
+def move_into_place(temporary: Path, target: Path, *, sync: bool) -> None:
+    """Rename a complete new file over ``target``; with ``sync``, durably (the file, then its directory)."""
+    if sync:
+        fsync_file(temporary)
+    os.replace(temporary, target)
+    if sync:
+        fsync_directory(target.parent)
 
 
 def fsync_file(path: Path) -> None:
