@@ -12,7 +12,6 @@ indexes are built in memory).
 
 from __future__ import annotations
 
-import errno
 import os
 import sqlite3
 from collections.abc import Iterable
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ampsctl.errors import EnvironmentProblem
-from ampsctl.sow.checkpoint import insert_rows, move_into_place, write_group
+from ampsctl.sow.checkpoint import insert_rows, move_into_place, write_failure, write_group
 from ampsctl.sow.sowfile import schema
 from ampsctl.sow.store import TopicGroup
 
@@ -75,11 +74,4 @@ def _environment(exc: BaseException, scratch: Path, target: Path) -> Environment
     """The error ``checkpoint.write_group`` gives for the same failure, naming the target."""
     if isinstance(exc, EnvironmentProblem):  # from write_group, which named the scratch file
         return EnvironmentProblem(exc.message.replace(str(scratch), str(target)), code=exc.code, hint=exc.hint)
-    reason = getattr(exc, "strerror", None) or str(exc)
-    full = isinstance(exc, OSError) and exc.errno == errno.ENOSPC or "full" in str(exc).lower()
-    return EnvironmentProblem(
-        f"cannot write SOW file {target}: {reason}",
-        code="SOW_IO",
-        hint="free disk space and retry; the previous file is unchanged" if full
-        else "check that the directory exists and is writable; the previous file is unchanged",
-    )
+    return write_failure(exc, target)

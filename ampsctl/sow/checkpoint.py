@@ -169,7 +169,7 @@ def _write_whole(target: Path, snapshot: Snapshot, sync: bool) -> int:
     except (OSError, sqlite3.OperationalError) as exc:
         with suppress(OSError):  # the directory may be what failed
             temporary.unlink(missing_ok=True)
-        raise _environment(exc, target) from None
+        raise write_failure(exc, target) from None
     return count
 
 
@@ -178,7 +178,7 @@ def _update(target: Path, snapshot: Snapshot, sync: bool) -> int:
     try:
         connection = sqlite3.connect(target, isolation_level=None)
     except (OSError, sqlite3.OperationalError) as exc:
-        raise _environment(exc, target) from None
+        raise write_failure(exc, target) from None
     changed = 0
     try:
         connection.execute(f"PRAGMA synchronous = {'FULL' if sync else 'OFF'}")
@@ -194,7 +194,7 @@ def _update(target: Path, snapshot: Snapshot, sync: bool) -> int:
         _rollback(connection)
         schema_problem = "no such" in str(exc) or "has no column" in str(exc)
         if isinstance(exc, sqlite3.OperationalError) and not schema_problem:
-            raise _environment(exc, target) from None  # a full disk, a read-only file, an I/O error
+            raise write_failure(exc, target) from None  # a full disk, a read-only file, an I/O error
         raise damaged(target, str(exc)) from None
     finally:
         connection.close()
@@ -363,7 +363,8 @@ def _rollback(connection: sqlite3.Connection) -> None:
         pass
 
 
-def _environment(exc: BaseException, target: Path) -> EnvironmentProblem:
+def write_failure(exc: BaseException, target: Path) -> EnvironmentProblem:
+    """The error for a SOW file that could not be written (the disk full, or a directory)."""
     reason = getattr(exc, "strerror", None) or str(exc)
     full = isinstance(exc, OSError) and exc.errno == errno.ENOSPC or "full" in str(exc).lower()
     return EnvironmentProblem(
