@@ -136,14 +136,7 @@ def _bad(message: str, path: str, number: int, *, hint: str | None = None) -> In
 
 def event_record(event: AffinityEvent, input_line: int) -> dict[str, Any]:
     """The output object of one affinity event: its variables (as ``variables()``) and the line."""
-    action, topic, client, connection, subscriber_client, subscriber_connection, _cause = event
-    record: dict[str, Any] = {"AMPS_AFFINITY_ACTION": action._value_, "AMPS_TOPIC": topic}  # see variables()
-    if client is not None and connection is not None:
-        record["AMPS_CLIENT_NAME"] = client
-        record["AMPS_CONNECTION_NAME"] = connection
-    if subscriber_client is not None and subscriber_connection is not None:
-        record["AMPS_SUBSCRIBER_CLIENT_NAME"] = subscriber_client
-        record["AMPS_SUBSCRIBER_CONNECTION_NAME"] = subscriber_connection
+    record: dict[str, Any] = event.variables()
     record["input_line"] = input_line
     return record
 

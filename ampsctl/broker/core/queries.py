@@ -129,6 +129,8 @@ def result_frames(rows: Sequence[Row], *, batch_size: int, query_id: str | None,
     without a ``SowRecord`` and a batch object per record (a 100k-record query spent half its
     time there): each record's inner header is ``{"k":KEY,"l":N}`` (``{"l":N}`` with
     ``no_sowkey``), the keys ``SowRecord.header`` keeps when only ``k`` is set (tested)."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     frames: list[bytes] = []
     number = 0
     start = 0
@@ -138,8 +140,6 @@ def result_frames(rows: Sequence[Row], *, batch_size: int, query_id: str | None,
         end = start
         while end < len(rows) and rows[end].record.topic == topic:
             end += 1
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
         for first in range(start, end, batch_size):
             parts: list[bytes] = []
             for row in rows[first:min(first + batch_size, end)]:
