@@ -260,7 +260,7 @@ class JournalReader:
                   to_timestamp: int | None, topics: Callable[[str], bool] | None) -> Iterator[Any]:
         wanted: dict[str, bool] = {}  # topic -> topics(topic), asked once per topic
         started = since is None
-        plain = started and to_sequence is None and to_timestamp is None and topics is None
+        plain = False  # _scan sends unbounded scans elsewhere; true only once past ``since`` with no other bound
         upper = to_sequence if to_sequence is not None else (1 << 64)
         for position, segment in enumerate(self._segments):
             if self._skippable(position, segment, after + 1, since if not started else None):

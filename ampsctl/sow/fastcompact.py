@@ -34,7 +34,6 @@ from typing import Any
 import orjson
 
 from ampsctl.errors import AmpsctlError
-from ampsctl.gcpause import paused_gc
 from ampsctl.journal.codec import F_EXPIRATION, F_SOW_KEY, HEAD_SIZE, RECORD_HEAD
 from ampsctl.journal.record import Command
 from ampsctl.messages.keys import check_supplied_key
@@ -105,13 +104,8 @@ def scan(reader: Any, specs: Sequence[TopicSpec], *, to_sequence: int | None, to
     """Replay the journal into identity-keyed state; Fallback when it needs the reference.
 
     ``progress`` gets every 65,536th count; the final count is the caller's to report, once
-    the keys are known to be unique (a fallback then does not report the end twice)."""
-    with paused_gc():  # millions of short-lived documents; nothing here makes reference cycles
-        return _scan(reader, specs, to_sequence, to_timestamp, keep_going, progress)
-
-
-def _scan(reader: Any, specs: Sequence[TopicSpec], to_sequence: int | None, to_timestamp: int | None,
-          keep_going: bool, progress: Callable[[int], None] | None) -> FastState:
+    the keys are known to be unique (a fallback then does not report the end twice). The
+    caller pauses the cyclic GC (``compact._compact_fast``): millions of short-lived documents."""
     store = SowStore(specs)  # for routing (first spec in config order) and the real TopicGroups
     state = FastState([FastGroup(group) for group in store.groups])
     by_group = {id(fast.group): fast for fast in state.groups}

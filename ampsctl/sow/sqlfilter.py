@@ -74,27 +74,27 @@ def narrowing(expr: ast.Expr, target: Target) -> _Condition | None:
         return None if any(part is None for part in parts) else join(parts, "OR")  # type: ignore[arg-type]
     if isinstance(expr, ast.Comparison):
         for side, other, op in ((expr.left, expr.right, expr.op), (expr.right, expr.left, _FLIP[expr.op])):
-            column = target.column(side) if isinstance(side, ast.Field) else None
+            column = _column(target, side)
             known, value = constant(other)
             if column is not None and known:
                 return target.compare(column, op, value)
         return None
     if isinstance(expr, ast.Between) and not expr.negated:
-        column = target.column(expr.value) if isinstance(expr.value, ast.Field) else None
+        column = _column(target, expr.value)
         (low_known, low), (high_known, high) = constant(expr.low), constant(expr.high)
         if column is None or not low_known or not high_known:
             return None
         parts = [target.compare(column, ">=", low), target.compare(column, "<=", high)]
         return None if any(part is None for part in parts) else join(parts, "AND")  # type: ignore[arg-type]
     if isinstance(expr, ast.In) and not expr.negated:
-        column = target.column(expr.value) if isinstance(expr.value, ast.Field) else None
+        column = _column(target, expr.value)
         options = [constant(option) for option in expr.options]
         if column is None or not all(known for known, _ in options):
             return None
         parts = [target.compare(column, "=", value) for _, value in options]
         return None if any(part is None for part in parts) else join(parts, "OR")  # type: ignore[arg-type]
     if isinstance(expr, ast.IsNull):
-        column = target.column(expr.value) if isinstance(expr.value, ast.Field) else None
+        column = _column(target, expr.value)
         return None if column is None else target.is_null(column, expr.negated)
     return None
 
@@ -168,3 +168,8 @@ def join(parts: list[_Condition], word: str) -> _Condition:
     for _, part_params in parts:
         params += part_params
     return "(" + f" {word} ".join(sql for sql, _ in parts) + ")", params
+
+
+def _column(target: Any, expr: Any) -> Any:
+    """The target's column for a field operand (None for anything else, or a field it lacks)."""
+    return target.column(expr) if isinstance(expr, ast.Field) else None
