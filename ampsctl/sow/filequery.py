@@ -121,7 +121,7 @@ def _payloads(sow: SowFile, where: str, params: tuple[Any, ...], json: JsonPrefi
     the JSON pre-filter lets through (``jsonscan``)."""
     if json is None:
         return sow.select(f"SELECT id, payload FROM records {'WHERE ' + where if where else ''} ORDER BY id", params)
-    return prefiltered_rows(sow, where, params, json)
+    return prefiltered_rows(sow, json)  # only on a full scan: ``where`` is empty
 
 
 def _whole(sow: SowFile, batch: list[tuple[int, Any]]) -> Iterator[tuple[SowRecord, Any]]:

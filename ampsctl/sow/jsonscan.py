@@ -1,176 +1,170 @@
-"""The rows a JSON-prefiltered scan of a SOW file hands to Python, on two CPUs when it pays.
+"""The rows a JSON-prefiltered scan of a SOW file hands to Python, on every CPU when it pays.
 
 Theory of operation. ``jsonfilter.json_prefilter`` gives an SQL condition that SQLite's C code
 evaluates on every row; Python then checks each row that passes with the exact filter
-(``filequery``). SQLite runs without the GIL, so a large file is scanned in two halves by id:
-the caller's connection reads the first half while a second, read-only connection reads the
-second on a worker thread. The rows come out in id order, exactly as one scan would give them.
+(``filequery``). A large file is split by id into one part per CPU (at most ``MAX_PARTS``): the
+caller's connection reads the first part while helper processes (``scanpart.py``, standard
+library only) read the others, and the rows come out in id order, exactly as one scan gives them.
 
-* **One snapshot.** Both connections open a read transaction and compare ``meta_crc`` (a
-  checkpoint always rewrites the meta) before either half is read; while they hold it no writer
-  can commit (the file is in rollback-journal mode). Anything else (a busy file, another file
-  renamed over the path, the caller's connection already in a transaction) scans in one thread,
-  as does a machine whose load average is at its CPU count, where the second thread only costs.
-* **Bounded memory.** The worker keeps at most ``BUFFER_ROWS`` candidate rows; past that, or
-  if SQLite cannot parse a payload, it stops and the caller's thread scans the rest of the
-  second half itself.
+Processes, not threads: SQLite (Debian's build has no lookaside allocator and keeps memory
+statistics) takes one process-wide mutex for every allocation, and ``json_extract`` allocates
+for every row, so two threads on two connections mostly wait for each other (measured: the
+same CPU time as one thread, twice the wall time). A helper is a fresh interpreter, not a fork,
+so a caller with threads of its own (a progress display) is safe.
+
+* **One snapshot.** The caller opens a read transaction and reads ``meta_crc`` (a checkpoint
+  always rewrites the meta) before starting the helpers; while it holds the transaction no
+  writer can commit (the file is in rollback-journal mode). A helper reads only if it finds the
+  same ``meta_crc`` inside its own read transaction.
+* **Nothing lost.** A helper returns at most ``BUFFER_ROWS`` rows and where it stopped. Whatever
+  it did not read (a full buffer, a busy or replaced file, damage, a helper that died) the
+  caller scans itself, so damage is reported by the caller's own connection.
 * **Malformed JSON** (SQLite's reader refusing what orjson took) ends the pre-filter: the scan
-  goes on from the last row returned without it, so no row is ever lost.
+  goes on from the last row returned without it.
+* **When.** At least two CPUs, the caller's connection not already in a transaction, and
+  ``PARALLEL_ROWS`` ids per part.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
 import sqlite3
-import threading
+import subprocess
+import sys
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
 from urllib.parse import quote
 
 from ampsctl.sow.jsonfilter import JsonPrefilter
+from ampsctl.sow.scanpart import META_CRC, malformed
 from ampsctl.sow.sowfile import SowFile, damaged
 
-PARALLEL_ROWS = 100_000  # an id span below this is scanned by one thread (a thread costs more than it saves)
-BUFFER_ROWS = 65_536  # candidate rows the worker may hold for the caller
-FETCH_ROWS = 1024  # rows per fetch on the worker
+PARALLEL_ROWS = 100_000  # ids per part at least (a helper costs more than it saves below that)
+MAX_PARTS = 8
+BUFFER_ROWS = 65_536  # candidate rows a helper returns at most
+FETCH_ROWS = 1024  # rows per fetch in a helper
 _BEFORE_ALL = -(1 << 63)
+_SCRIPT = str(Path(__file__).with_name("scanpart.py"))
 Row = tuple[int, bytes]
 
 
-def prefiltered_rows(sow: SowFile, where: str, params: tuple[Any, ...], json: JsonPrefilter) -> Iterator[Row]:
-    """(id, payload) of every row ``where`` selects that the JSON pre-filter passes, in id order."""
-    twin = _twin(sow) if _worth_two(sow) else None
-    split = _halves(sow) if twin is not None else None  # read in the snapshot both connections share
-    if twin is None or split is None:
-        if twin is not None:
-            twin.close()
-            sow.connection.rollback()
-        yield from _scan(sow, sow.connection, where, params, json, _BEFORE_ALL, None)
+def prefiltered_rows(sow: SowFile, json: JsonPrefilter) -> Iterator[Row]:
+    """(id, payload) of every row the JSON pre-filter passes, in id order."""
+    bounds = _parts(sow) if _worth_parts(sow) else None
+    if bounds is None:
+        yield from _scan(sow, json, _BEFORE_ALL, None)
         return
-    low, middle, high = split
-    worker = _Half(twin, _select(where, json.where), (*params, middle, high, *json.params), middle)
+    crc, parts = bounds
+    helpers = [_Helper(sow, crc, json, after, upto) for after, upto in parts[1:]]
     try:
-        worker.start()
-        yield from _scan(sow, sow.connection, where, params, json, low - 1, middle)
-        worker.join()
-        if worker.error is not None:
-            raise damaged(sow.path, str(worker.error))
-        yield from worker.rows
-        if worker.resume is not None:
-            yield from _scan(sow, sow.connection, where, params, None if worker.malformed else json,
-                             worker.resume, high)
+        yield from _scan(sow, json, *parts[0])
+        for helper, (_, upto) in zip(helpers, parts[1:]):
+            rows, resume, prefilter = helper.result()
+            yield from rows
+            if resume is not None:
+                yield from _scan(sow, json if prefilter else None, resume, upto)
     finally:
-        if worker.is_alive():
-            worker.stopped = True
-            twin.interrupt()
-            worker.join()
-        twin.close()
+        for helper in helpers:
+            helper.stop()
         sow.connection.rollback()
 
 
-def _worth_two(sow: SowFile) -> bool:
-    """Two CPUs, the caller's connection free, and a table large enough (a hint, read outside
-    the snapshot; ``_halves`` decides inside it)."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0  # this process's own work included
-    # A second thread pays only while some CPU is idle: on a saturated machine it costs about 10% more CPU.
-    return cpus >= 2 and load < cpus and not sow.connection.in_transaction and _halves(sow) is not None
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _halves(sow: SowFile) -> tuple[int, int, int] | None:
-    """(lowest id, middle, highest id) of a table worth two threads."""
-    try:
-        low, high = sow.connection.execute("SELECT min(id), max(id) FROM records").fetchone()
-    except sqlite3.Error:
-        return None  # the scan itself reports a damaged file
-    if low is None or high - low < PARALLEL_ROWS:
-        return None
-    return low, (low + high) // 2, high
+def _worth_parts(sow: SowFile) -> bool:
+    """Two CPUs or more and the caller's connection free (the table size is ``_parts``'s).
+
+    A busy machine is no reason to scan in one process: the helpers cost no more CPU than the
+    one scan would (measured), and each part still gets its share of the CPUs."""
+    return _cpus() >= 2 and not sow.connection.in_transaction
 
 
-def _twin(sow: SowFile) -> sqlite3.Connection | None:
-    """A second read-only connection in the same snapshot as ``sow.connection`` (both now in a
-    read transaction), or None (nothing left open) when that cannot be had at once."""
-    twin = None
+def _parts(sow: SowFile) -> tuple[str, list[tuple[int, int | None]]] | None:
+    """(meta_crc, [(after, upto), ...]) read in a read transaction the caller then holds; None
+    (no transaction left open) for a table too small to split or a file that cannot be read."""
     try:
         sow.connection.execute("BEGIN")
-        ours = sow.connection.execute("SELECT value FROM meta WHERE name = 'meta_crc'").fetchone()
-        twin = sqlite3.connect(f"file:{quote(os.path.abspath(sow.path))}?mode=ro", uri=True, timeout=0,
-                               check_same_thread=False)
-        twin.execute("BEGIN")
-        if twin.execute("SELECT value FROM meta WHERE name = 'meta_crc'").fetchone() == ours:
-            return twin
+        crc = sow.connection.execute(META_CRC).fetchone()
+        low, high = sow.connection.execute("SELECT min(id), max(id) FROM records").fetchone()
     except sqlite3.Error:
-        pass
-    if twin is not None:
-        twin.close()
-    sow.connection.rollback()
-    return None
+        sow.connection.rollback()
+        return None  # the scan itself reports a damaged file
+    count = min(_cpus(), MAX_PARTS, (high - low + 1) // PARALLEL_ROWS if low is not None else 0)
+    if crc is None or count < 2:
+        sow.connection.rollback()
+        return None
+    step = (high - low + 1) // count
+    cuts = [low - 1 + step * index for index in range(count)] + [high]
+    return crc[0], [(cuts[index], cuts[index + 1]) for index in range(count)]
 
 
-def _select(where: str, prefilter: str | None, *, bounded: bool = True) -> str:
-    """The candidate statement over ``id > ? [AND id <= ?]`` (params: where's, the bounds, the
-    pre-filter's)."""
-    parts = [f"({where})"] if where else []
-    parts.append("id > ? AND id <= ?" if bounded else "id > ?")
-    if prefilter is not None:
-        parts.append(prefilter)
-    return "SELECT id, payload FROM records WHERE " + " AND ".join(parts) + " ORDER BY id"
+class _Helper:
+    """A helper process scanning ``after < id <= upto``; started at once, read by ``result``."""
+
+    def __init__(self, sow: SowFile, crc: str, json: JsonPrefilter, after: int, upto: int | None) -> None:
+        self.after = after
+        uri = f"file:{quote(os.path.abspath(sow.path))}?mode=ro"
+        request = (uri, crc, _select(json.where, bounded=True), (after, upto, *json.params), after, BUFFER_ROWS, FETCH_ROWS)
+        self.process: subprocess.Popen[bytes] | None = None
+        try:
+            self.process = subprocess.Popen([sys.executable, "-I", "-S", _SCRIPT], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            assert self.process.stdin is not None
+            self.process.stdin.write(marshal.dumps(request))
+            self.process.stdin.close()
+        except (OSError, ValueError):
+            self.stop()  # result() then hands the whole part to the caller
+
+    def result(self) -> tuple[list[Row], int | None, bool]:
+        """(rows, where the caller goes on or None, whether it keeps the pre-filter)."""
+        if self.process is None or self.process.stdout is None:
+            return [], self.after, True
+        try:
+            status, rows, resume, _ = marshal.loads(self.process.stdout.read())
+        except (OSError, EOFError, ValueError, TypeError):
+            return [], self.after, True  # the helper died: the caller scans its part
+        finally:
+            self.stop()
+        if status == "done":
+            return rows, None, True
+        return rows, resume, status != "malformed"
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is not None:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
 
 
-def _scan(sow: SowFile, connection: sqlite3.Connection, where: str, params: tuple[Any, ...],
-          json: JsonPrefilter | None, after: int, upto: int | None) -> Iterator[Row]:
+def _scan(sow: SowFile, json: JsonPrefilter | None, after: int, upto: int | None) -> Iterator[Row]:
     """Rows with ``after < id <= upto`` (no upper bound for None); without the pre-filter from the
     last row returned on if SQLite cannot parse a payload."""
     last = after
+    bounds = (after,) if upto is None else (after, upto)
     if json is not None:
-        sql = _select(where, json.where, bounded=upto is not None)
         try:
-            cursor = connection.execute(sql, (*params, after, *(() if upto is None else (upto,)), *json.params))
+            cursor = sow.connection.execute(_select(json.where, bounded=upto is not None), (*bounds, *json.params))
             while batch := cursor.fetchmany(4096):
                 last = batch[-1][0]
                 yield from batch
             return
         except sqlite3.OperationalError as exc:
-            if not _malformed(exc):
+            if not malformed(exc):
                 raise damaged(sow.path, str(exc)) from None
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise damaged(sow.path, str(exc)) from None
-    yield from sow.select(_select(where, None, bounded=upto is not None),
-                          (*params, last, *(() if upto is None else (upto,))))
+    yield from sow.select(_select(None, bounded=upto is not None), (last, *bounds[1:]))
 
 
-def _malformed(exc: sqlite3.OperationalError) -> bool:
-    """SQLite's JSON reader refused a payload (or this SQLite has no JSON functions)."""
-    return "json" in str(exc).lower()
-
-
-class _Half(threading.Thread):
-    """The second half of the scan on the twin connection, buffered for the caller's thread."""
-
-    def __init__(self, connection: sqlite3.Connection, sql: str, params: tuple[Any, ...], after: int) -> None:
-        super().__init__(name="sow-json-scan", daemon=True)
-        self.connection, self.sql, self.params, self.after = connection, sql, params, after
-        self.rows: list[Row] = []
-        self.resume: int | None = None  # the caller goes on after this id (buffer full, or malformed JSON)
-        self.malformed = False
-        self.error: BaseException | None = None
-        self.stopped = False
-
-    def run(self) -> None:
-        try:
-            cursor = self.connection.execute(self.sql, self.params)
-            while batch := cursor.fetchmany(FETCH_ROWS):
-                self.rows += batch
-                if len(self.rows) >= BUFFER_ROWS or self.stopped:
-                    self.resume = batch[-1][0]
-                    return
-        except sqlite3.OperationalError as exc:
-            if self.stopped:
-                return
-            if _malformed(exc):
-                self.malformed, self.resume = True, self.rows[-1][0] if self.rows else self.after
-            else:
-                self.error = exc
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
-            self.error = exc
+def _select(prefilter: str | None, *, bounded: bool) -> str:
+    """The candidate statement over ``id > ? [AND id <= ?]`` (params: the bounds, then the pre-filter's)."""
+    parts = ["id > ? AND id <= ?" if bounded else "id > ?"]
+    if prefilter is not None:
+        parts.append(prefilter)
+    return "SELECT id, payload FROM records WHERE " + " AND ".join(parts) + " ORDER BY id"

@@ -128,37 +128,66 @@ def test_prefiltered_scans_match_the_evaluator(tmp_path: Path, rows: list[dict],
 
 
 @pytest.fixture
-def two_halves(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Every scan of more than 2 ids in two halves, the worker holding at most 3 rows; the
-    number of second halves started is counted."""
+def parts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every scan of more than 2 ids in parts of at least 2 ids, one per CPU but at least 3, a
+    helper returning at most 3 rows; the list gets the number of rows of each helper's answer."""
     started: list[int] = []
     monkeypatch.setattr(jsonscan, "PARALLEL_ROWS", 2)
     monkeypatch.setattr(jsonscan, "BUFFER_ROWS", 3)
     monkeypatch.setattr(jsonscan, "FETCH_ROWS", 2)
-    monkeypatch.setattr(jsonscan, "_worth_two", lambda sow: not sow.connection.in_transaction)
-    original = jsonscan._Half.start
-    monkeypatch.setattr(jsonscan._Half, "start", lambda self: (started.append(1), original(self))[1])
+    monkeypatch.setattr(jsonscan, "_cpus", lambda: 3)
+    monkeypatch.setattr(jsonscan, "_worth_parts", lambda sow: not sow.connection.in_transaction)
+    original = jsonscan._Helper.result
+
+    def result(self: jsonscan._Helper) -> tuple[list[jsonscan.Row], int | None, bool]:
+        found = original(self)
+        started.append(len(found[0]))
+        return found
+
+    monkeypatch.setattr(jsonscan._Helper, "result", result)
     return started
 
 
-def test_two_halves_give_the_same_rows_in_order(tmp_path: Path, two_halves: list[int]) -> None:
+def test_parts_give_the_same_rows_in_order(tmp_path: Path, parts: list[int]) -> None:
     payloads = [orjson.dumps({"id": number, "c": number % 7, "d": {"e": str(number % 3)}}) for number in range(60)]
     path = _file(tmp_path, payloads)
     _check(path, payloads, ["/c = 1", "/c > 2", "/c < 5 AND /d/e = '1'", "/c >= 0", "/d/e = 'x'"])
-    assert len(two_halves) == 5
-    with SowFile.open(path) as sow:  # a query that stops early closes the scan and its transaction
+    assert len(parts) == 5 * 2 and sum(parts) > 0  # three parts: the caller's and two helpers that read
+    with SowFile.open(path) as sow:  # a query that stops early stops the helpers and ends the transaction
         assert len(query_file(sow, Query(filter="/c >= 0", top_n=2)).rows) == 2
         assert not sow.connection.in_transaction
         assert len(query_file(sow, Query(filter="/c = 1")).rows) == 9
 
 
-def test_malformed_json_in_either_half_finishes_in_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          two_halves: list[int]) -> None:
+def test_malformed_json_in_any_part_finishes_in_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       parts: list[int]) -> None:
     payloads = [orjson.dumps({"id": number, "c": number % 3}) for number in range(40)]
     path = _file(tmp_path, payloads)
     with SowFile.open(path) as sow:
-        for bad in (5, 30):  # the first half (the caller's thread), the second (the worker)
+        for bad in (5, 20, 30):  # the caller's part, then each helper's
             failing = JsonPrefilter(f"CASE WHEN id > {bad} THEN json_extract('{{', '$') ELSE 1 END", [])
             monkeypatch.setattr(filequery, "json_prefilter", lambda expr, failing=failing: failing)
             assert [row.doc["id"] for row in query_file(sow, Query(filter="/c = 1")).rows] == list(range(1, 40, 3))
-    assert len(two_halves) == 2
+    assert len(parts) == 3 * 2
+
+
+def test_a_helper_that_cannot_run_leaves_its_part_to_the_caller(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               parts: list[int]) -> None:
+    payloads = [orjson.dumps({"id": number, "c": number % 3}) for number in range(40)]
+    path = _file(tmp_path, payloads)
+    for script in (str(tmp_path / "missing.py"), "-c", __file__):  # no script, no answer, a crash
+        monkeypatch.setattr(jsonscan, "_SCRIPT", script)
+        with SowFile.open(path) as sow:
+            assert [row.doc["id"] for row in query_file(sow, Query(filter="/c = 1")).rows] == list(range(1, 40, 3))
+    assert len(parts) == 3 * 2 and sum(parts) == 0
+
+
+def test_a_helper_reads_only_the_file_the_caller_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        parts: list[int]) -> None:
+    payloads = [orjson.dumps({"id": number, "c": number % 3}) for number in range(40)]
+    path = _file(tmp_path, payloads)
+    original = jsonscan._Helper.__init__
+    monkeypatch.setattr(jsonscan._Helper, "__init__", lambda self, sow, crc, *rest: original(self, sow, crc + "x", *rest))
+    with SowFile.open(path) as sow:  # another meta_crc: as if another file had been renamed over the path
+        assert [row.doc["id"] for row in query_file(sow, Query(filter="/c = 1")).rows] == list(range(1, 40, 3))
+    assert len(parts) == 2 and sum(parts) == 0
