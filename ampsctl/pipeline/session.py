@@ -212,10 +212,11 @@ def start(options: SessionOptions | None = None) -> SparkSession:
 
 
 def register_sources(spark: SparkSession) -> None:
-    """Register ampsctl's Python data sources (``ampsctl-journal``) with ``spark``."""
-    from ampsctl.pipeline.journal_source import register
+    """Register ampsctl's Python data sources (``ampsctl-journal``, ``ampsctl-sow``) with ``spark``."""
+    from ampsctl.pipeline import journal_source, sow_source
 
-    register(spark)
+    journal_source.register(spark)
+    sow_source.register(spark)
 
 
 def stop(spark: SparkSession) -> None:

@@ -3,33 +3,44 @@
 Theory of operation. The query is planned with ``sow.query.plan`` exactly as the local engine
 plans it (same errors for a bad filter, order-by, select or top-n). Then:
 
-* source: a SOW file's records table is read on the driver in ``id`` (first-insert) order and
-  handed to Spark as an Arrow table; a Parquet file or directory (``journal compact
-  --out-format parquet``: topic, sow_key, payload, sequence, timestamp, expiration,
-  expires_at) is read by Spark, its row order numbered as it is read. The message type of a
-  Parquet file comes from its name (``orders.json.parquet``), else ``--message-type``;
+* source: a SOW file is opened on the driver for its checks and meta only (a missing file,
+  not a SOW file, another version: the local engine's errors, before any Spark job); its
+  records are read by the ``ampsctl-sow`` data source (``sow_source.py``) in ``id`` ranges,
+  a couple per core, each range read by an executor that opens the file read-only itself, so
+  the driver never holds the whole table. The file must therefore be readable at the same
+  (absolute) path on every executor, as for any local-path Spark source: on a cluster, a
+  shared file system. A damaged page met by an executor comes back as the local engine's
+  SowFileError (exit 3), naming the file as it was given. A Parquet file or directory
+  (``journal compact --out-format parquet``: topic, sow_key, payload, sequence, timestamp,
+  expiration, expires_at) is read by Spark, its row order numbered as it is read. The
+  message type of a Parquet file comes from its name (``orders.json.parquet``), else
+  ``--message-type``;
 * SowKeys, ``--now`` (when the topic processes expiration) and ``--topic`` narrow in Spark
   (the topic regex is evaluated on the driver over the distinct topic names, with the local
   engine's ``topic_test``);
 * the filter runs in Spark through ``spark_query.filter_frame``: compiled, or the stated
   fallback (``on_fallback``);
-* the matching rows come back in source order (only the first N when there is a top-n and
-  no order-by) and go through ``sow.query.execute`` without its predicate: order-by, top-n and
-  select are the local engine's code, so both engines print the same records. Rows from a
-  SOW file are CRC-checked as results, as the local engine does.
+* the matching rows come back in source order, ordered by ``id`` (a SOW file's first-insert
+  order, the local engine's file order; the row number for Parquet), only the first N when
+  there is a top-n and no order-by, and go through ``sow.query.execute`` without its
+  predicate: order-by, top-n and select are the local engine's code, so both engines print
+  the same records. Rows from a SOW file are CRC-checked as results, as the local engine
+  does (the source does not check the rows no query returns, nor does the local engine).
 As-of queries read the History table, which only the local engine does (a UsageError).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ampsctl.errors import UsageError
+from ampsctl.errors import AmpsctlError, Location, UsageError
 from ampsctl.sow.payloads import Payloads
 from ampsctl.sow.query import Query, Row, execute, plan, topic_test
 from ampsctl.sow.record import SowRecord
@@ -82,18 +93,17 @@ def query(spark: SparkSession, path: str, request: Query, *, message_type: str |
         return _query_parquet(spark, path, request, message_type, on_fallback)
     if message_type is not None:
         raise UsageError("--message-type is for Parquet input; a SOW file names its own type")
-    from ampsctl.sow.sowfile import SowFile
+    from ampsctl.sow.sowfile import SowFile, StoredRecord
 
-    with SowFile.open(path) as sow:
+    with SowFile.open(path) as sow:  # the checks and the meta here; the rows in the executors
         meta = sow.meta
         chosen = plan(request, meta.indexer())
         payloads = Payloads(meta.spec.message_type)
-        frame = _sow_frame(spark, sow)
-        topics = [row[0] for row in sow.select("SELECT DISTINCT topic FROM records")]
-        narrowed = _narrow(frame, request, topics, meta.spec.expiration_enabled)
-        rows, fallback = _run(narrowed, chosen, payloads, request, on_fallback)
-        from ampsctl.sow.sowfile import StoredRecord
-
+        with _carried(path):
+            frame = _sow_frame(spark, path)
+            narrowed = _narrow(frame, request, lambda: [row[0] for row in sow.select("SELECT DISTINCT topic FROM records")],
+                               meta.spec.expiration_enabled)
+            rows, fallback = _run(narrowed, chosen, payloads, request, on_fallback)
         records = [StoredRecord(row[1], row[2], bytes(row[3]), *row[4:9]) for row in rows]
         for record in records:
             sow.check(record)
@@ -122,27 +132,41 @@ def _query_parquet(spark: SparkSession, path: str, request: Query, message_type:
     frame = raw.select(F.monotonically_increasing_id().alias("id"), "topic", "sow_key", "payload", "sequence",
                        micros["timestamp"].alias("timestamp"), "expiration", micros["expires_at"].alias("expires_at"))
     topics = [row[0] for row in frame.select("topic").distinct().collect()]
-    narrowed = _narrow(frame, request, topics, expiration_enabled=True)
+    narrowed = _narrow(frame, request, lambda: topics, expiration_enabled=True)
     rows, fallback = _run(narrowed, chosen, payloads, request, on_fallback)
     records = [SowRecord(*(bytes(value) if name == "payload" else value for name, value in zip(_COLUMNS, row[1:8])))
                for row in rows]
     return _finish(chosen, payloads, records, len(topics) > 1, fallback)
 
 
-def _sow_frame(spark: SparkSession, sow: Any) -> DataFrame:
-    import pyarrow as pa
+def _sow_frame(spark: SparkSession, path: str) -> DataFrame:
+    """id, the record columns and crc, read by the ``ampsctl-sow`` source in ``id`` ranges."""
+    from ampsctl.pipeline.sow_source import NAME
 
-    from ampsctl.sow.sowfile import RECORD_COLUMNS
-
-    names = ["id", *_COLUMNS, "crc"]
-    rows = list(sow.select(f"SELECT id, {RECORD_COLUMNS} FROM records ORDER BY id"))
-    columns = list(zip(*rows)) if rows else [[] for _ in names]
-    types = [pa.int64(), pa.string(), pa.string(), pa.binary(), pa.int64(), pa.int64(), pa.int64(), pa.int64(), pa.int64()]
-    table = pa.table([pa.array(list(column), type=kind) for column, kind in zip(columns, types)], names=names)
-    return spark.createDataFrame(table)
+    # A couple of ranges per core, so one slow range does not leave a core idle to the end.
+    partitions = 2 * spark.sparkContext.defaultParallelism
+    return spark.read.format(NAME).option("partitions", str(partitions)).load(os.path.abspath(path))
 
 
-def _narrow(frame: DataFrame, request: Query, topics: list[str], expiration_enabled: bool) -> DataFrame:
+@contextmanager
+def _carried(path: str) -> Iterator[None]:
+    """An ampsctl error a Spark task carried (``errors.py``) raised again, naming the file as given."""
+    from ampsctl.pipeline.errors import from_spark
+
+    try:
+        yield
+    except AmpsctlError:  # already typed (a bad filter, an evaluation error): as it is
+        raise
+    except Exception as exc:
+        error = from_spark(exc)
+        if error is None:
+            raise
+        if error.location is not None and error.location.path == os.path.abspath(path):
+            error.location = Location(path)  # the executors open the absolute path
+        raise error from None
+
+
+def _narrow(frame: DataFrame, request: Query, topics: Callable[[], list[str]], expiration_enabled: bool) -> DataFrame:
     from pyspark.sql import functions as F
 
     if request.keys is not None:
@@ -151,7 +175,7 @@ def _narrow(frame: DataFrame, request: Query, topics: list[str], expiration_enab
         frame = frame.where(F.col("expires_at").isNull() | (F.col("expires_at") > F.lit(request.now)))
     wanted = topic_test(request.topic)
     if wanted is not None:
-        frame = frame.where(F.col("topic").isin([topic for topic in topics if wanted(topic)]))
+        frame = frame.where(F.col("topic").isin([topic for topic in topics() if wanted(topic)]))
     return frame
 
 
