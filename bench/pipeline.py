@@ -17,12 +17,16 @@ while and a few GB of disk: try `--records 1000000 --keys 100000` first).
        before the clock starts (a cluster's session outlives one job);
    (c) the peer: DuckDB over the Parquet export, the equivalent last-value-per-key window
        query (`row_number() OVER (PARTITION BY sow_key ORDER BY sequence DESC) = 1`),
-       written to Parquet so the result is materialised.
+       written to Parquet so the result is materialised;
+   (d) the pure-Python floor: the cheapest pass over the journal the local engine must make,
+       `JournalReader(dir).scan_views()` iterated by a Python `for` loop that does nothing
+       with a record (the cyclic GC paused, as the local engine pauses it). No local engine
+       written in Python can beat it, so its ratio to (c) bounds what (a) can reach.
    Target: (a) at most 2x (c). (b) prints records/s per core: it should scale with cores.
    Wall seconds decide; the process CPU seconds (all threads) of (a) and (c) are printed too,
    since on a shared machine the wall time mostly measures the other load.
-4. Checks agreement: the three results hold KEYS records, and both SOW files hold the same
-   records.
+4. Checks agreement: the three results hold KEYS records, both SOW files hold the same
+   records, and the floor walked RECORDS records.
 
 Files go to bench/out/pipeline-bench/ and are removed afterwards unless --keep. Nothing here
 asserts on time: exit 0 when the figures were printed, 1 when a check disagreed.
@@ -71,6 +75,18 @@ def generate(directory: Path, records: int, keys: int, seed: int) -> None:
             writer.append_many(batch)
 
 
+def scan_floor(journal: Path) -> int:
+    """Walk the journal's record views and do nothing per record; the last sequence seen."""
+    from ampsctl.gcpause import paused_gc
+    from ampsctl.journal.reader import JournalReader
+
+    view = None
+    with paused_gc():
+        for view in JournalReader(journal).scan_views():
+            pass
+    return 0 if view is None else view[3]  # checked after the clock: (data, offset, length, sequence, timestamp)
+
+
 def sow_rows(path: Path) -> set[tuple[str, bytes, int]]:
     from ampsctl.sow.sowfile import SowFile
 
@@ -112,6 +128,11 @@ def main() -> int:
         run_export(ExportJob(str(journal), str(base / "parquet"), OutputFormat.PARQUET), Engine.SPARK, spark=spark)
 
         began, cpu = time.perf_counter(), time.process_time()
+        floor_last = scan_floor(journal)
+        floor_s, floor_cpu = time.perf_counter() - began, time.process_time() - cpu
+        print(f"  pure-Python floor: {floor_s:.2f} s", flush=True)
+
+        began, cpu = time.perf_counter(), time.process_time()
         local = compact(journal, [SPEC], base / "local")
         local_s, local_cpu = time.perf_counter() - began, time.process_time() - cpu
         print(f"  local engine: {local_s:.2f} s", flush=True)  # a Spark failure later must not lose it
@@ -139,7 +160,7 @@ def main() -> int:
     duck_s, duck_cpu = time.perf_counter() - began, time.process_time() - cpu
     duck_rows = connection.execute(f"SELECT count(*) FROM read_parquet('{base / 'duckdb.parquet'}')").fetchone()[0]
 
-    ok = local.files[0].records == remote.files[0].records == duck_rows == args.keys
+    ok = local.files[0].records == remote.files[0].records == duck_rows == args.keys and floor_last == args.records
     local_rows = sow_rows(Path(local.files[0].path))
     ok = ok and local_rows == sow_rows(Path(remote.files[0].path))
     if args.reference:
@@ -148,13 +169,15 @@ def main() -> int:
           f"Spark master {args.master} ({cores} cores)")
     print(f"{'engine':<38}{'seconds':>10}{'records/s':>14}{'CPU s':>10}")
     lines = [("(a) local engine", local_s, local_cpu), (f"(b) Spark engine, {args.master}", spark_s, None),
-             ("(c) DuckDB window query", duck_s, duck_cpu)]
+             ("(c) DuckDB window query", duck_s, duck_cpu), ("(d) pure-Python floor: scan_views", floor_s, floor_cpu)]
     if reference_s is not None:
         lines.insert(1, ("(a') local engine, reference replay", reference_s, None))
     for name, seconds, cpu_s in lines:
         print(f"{name:<38}{seconds:>10.2f}{args.records / seconds:>14,.0f}{'' if cpu_s is None else f'{cpu_s:.2f}':>10}")
     print(f"local / DuckDB: {local_s / duck_s:.2f}x (target: at most 2x); CPU seconds: {local_cpu / duck_cpu:.2f}x")
     print(f"Spark / DuckDB: {spark_s / duck_s:.2f}x; Spark records/s per core: {args.records / spark_s / cores:,.0f}")
+    print(f"pure-Python floor / DuckDB: {floor_s / duck_s:.2f}x; CPU seconds: {floor_cpu / duck_cpu:.2f}x "
+          f"(local / floor: {local_s / floor_s:.2f}x)")
     print("results agree" if ok else "RESULTS DISAGREE")
     if not args.keep:
         shutil.rmtree(base, ignore_errors=True)
