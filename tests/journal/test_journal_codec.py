@@ -152,6 +152,71 @@ def test_topic_and_type_split_differently_in_one_decoder() -> None:
     assert out == batch
 
 
+def test_decoded_fields_have_the_record_types() -> None:
+    """Equality alone would pass an int for a Command or bytes for a str; the types must match too."""
+    batch = [JournalRecord(1, 2, Command.SOW_DELETE, "t", "json", b"{}", "k", None, None, "c"),  # key + client
+             JournalRecord(2, 3, Command.PUBLISH, "t", "json", b"", "", 5, "", "", 6),  # every flag, empty texts
+             JournalRecord(3, 4, Command.EXPIRE, "t", "json", b"")]  # no flags
+    data = b"".join(encode_record(r) for r in batch)
+    out: list[JournalRecord] = []
+    Decoder().decode_records(data, 0, len(data), out)
+    assert out == batch
+    for got, want in zip(out, batch, strict=True):
+        assert type(got) is JournalRecord
+        assert [type(value) for value in got] == [type(value) for value in want]
+
+
+@pytest.mark.parametrize("optional", [
+    {"sow_key": "7", "client_name": "pub-1"},  # the broker's usual record (a fast path of its own)
+    {},
+    {"sow_key": "7", "correlation_id": "c", "client_name": "pub-1", "expiration": 9, "publisher_sequence": 3},
+])
+def test_every_flipped_byte_is_caught_whatever_the_flags(optional: dict) -> None:
+    encoder = Encoder()
+    parts = [encoder.encode_record(JournalRecord(n, n, Command.PUBLISH, "orders", "json", b'{"id":%d}' % n)._replace(**optional))
+             for n in (1, 2, 3)]
+    data, start, stop = b"".join(parts), len(parts[0]), len(parts[0]) + len(parts[1])
+    for position in range(start, stop):
+        damaged = bytearray(data)
+        damaged[position] ^= 0x10
+        out: list[JournalRecord] = []
+        try:
+            end = Decoder().decode_records(bytes(damaged), 0, len(damaged), out)
+        except RecordDefect as defect:
+            assert defect.offset == start, position
+        else:  # a length that now runs past the data: incomplete there
+            assert end == start and record_defect(bytes(damaged), start, len(damaged)) is not None, position
+        assert [r.sequence for r in out] == [1], position
+
+
+@pytest.mark.parametrize("field", ["sow_key", "client_name"])
+def test_a_text_that_is_not_utf8_with_a_valid_checksum(field: str) -> None:
+    good = encode_record(JournalRecord(1, 2, Command.PUBLISH, "t", "json", b"{}", "k", None, None, "c"))
+    record = bytearray(encode_record(JournalRecord(2, 2, Command.PUBLISH, "t", "json", b"{}", "k", None, None, "c")))
+    record[57 if field == "sow_key" else 58] = 0xFF  # head 52, topic 1, type 4: sow key, then client name
+    record[-4:] = struct.pack("<I", zlib.crc32(bytes(record[:-4]), RESIDUE))
+    out: list[JournalRecord] = []
+    with pytest.raises(RecordDefect, match=f"{field.replace('_', ' ')} is not valid UTF-8") as info:
+        Decoder().decode_records(good + bytes(record), 0, len(good) + len(record), out)
+    assert info.value.offset == len(good) and [r.sequence for r in out] == [1]
+
+
+def test_the_decoder_caches_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Endless distinct shapes, topics and client names: the caches start again, the records stay right."""
+    monkeypatch.setattr(codec, "_CACHE_LIMIT", 5)
+    batch = [JournalRecord(n, n, Command.PUBLISH, f"t{n % 40:02d}", "json", b"{}", "k" * (n % 9), None, None, f"c{n % 13}")
+             for n in range(1, 400)]  # 40 topics of one length, 9 key lengths (shapes), 13 client names
+    encoder = Encoder()
+    data = b"".join(encoder.encode_record(r) for r in batch)
+    decoder = Decoder()
+    for _ in range(2):
+        out: list[JournalRecord] = []
+        assert decoder.decode_records(data, 0, len(data), out) == len(data)
+        assert out == batch
+        assert len(decoder._layouts) <= 5 and len(decoder._texts) <= 5
+        assert sum(len(layout[4]) for layout in decoder._layouts.values()) <= decoder._pairs <= 5
+
+
 def test_field_lengths_that_do_not_add_up_with_a_valid_checksum() -> None:
     record = bytearray(encode_record(JournalRecord(1, 2, Command.PUBLISH, "topic", "json", b"{}", sow_key="k")))
     record[22] -= 1  # topic length one short: the payload would start a byte early
