@@ -107,7 +107,8 @@ class SowSourceReader(DataSourceReader):
         try:
             with SowFile.open(self.path) as sow:
                 crc = _meta_crc(sow)
-                first, last = next(sow.select("SELECT min(id), max(id) FROM records"))
+                # one aggregate per statement: SQLite then reads the rowid b-tree's edge, not every row
+                (first,), (last,) = (next(sow.select(f"SELECT {edge}(id) FROM records")) for edge in ("min", "max"))
         except AmpsctlError as exc:
             raise to_task_error(exc) from None
         if first is None:  # no records: Spark still runs one task, with a plain InputPartition

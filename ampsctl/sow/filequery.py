@@ -85,8 +85,9 @@ def _rows(sow: SowFile, where: str, params: tuple[Any, ...], chosen: Plan, paylo
     With a filter the scan reads only (id, payload) and runs the filter on the raw message
     before any record object exists: on a full scan most rows fail, and fetching the other
     columns and building a record costs more than parsing a small message. The rows that pass
-    are then read whole by id. Rows are CRC-checked once they are results (query_file): a
-    damaged row that no longer matches cannot be told from one that never did.
+    are then read whole by id. A JSON-prefiltered scan (``jsonscan``) reads whole rows at once:
+    SQLite has already dropped nearly every row that fails. Rows are CRC-checked once they are
+    results (query_file): a damaged row that no longer matches cannot be told from one that never did.
     """
     condition = f"WHERE {where}" if where else ""
     predicate = chosen.predicate
@@ -101,7 +102,10 @@ def _rows(sow: SowFile, where: str, params: tuple[Any, ...], chosen: Plan, paylo
     count = 0
     # A full scan (no SowKeys, hash-index or memo narrowing in SQL yet) of JSON gets the JSON pre-filter.
     json = json_prefilter(chosen.expr) if not where and chosen.expr is not None and payloads.message_type == "json" else None
-    for rowid, payload in _payloads(sow, where, params, json):
+    if json is not None:
+        yield from _prefiltered(sow, json, test, progress)
+        return
+    for rowid, payload in sow.select(f"SELECT id, payload FROM records {condition} ORDER BY id", params):
         count += 1
         found = test(payload)
         if found is not None:
@@ -116,12 +120,18 @@ def _rows(sow: SowFile, where: str, params: tuple[Any, ...], chosen: Plan, paylo
         progress(count)
 
 
-def _payloads(sow: SowFile, where: str, params: tuple[Any, ...], json: JsonPrefilter | None) -> Iterator[tuple[int, bytes]]:
-    """(id, payload) of the rows to test, in id order: every row ``where`` selects, or only those
-    the JSON pre-filter lets through (``jsonscan``)."""
-    if json is None:
-        return sow.select(f"SELECT id, payload FROM records {'WHERE ' + where if where else ''} ORDER BY id", params)
-    return prefiltered_rows(sow, json)  # only on a full scan: ``where`` is empty
+def _prefiltered(sow: SowFile, json: JsonPrefilter, test: Callable[[bytes], Any],
+                 progress: Callable[[int], None] | None) -> Iterator[tuple[SowRecord, Any]]:
+    """The rows the JSON pre-filter passes that ``test`` accepts, read whole (``jsonscan``)."""
+    count = 0
+    for count, row in enumerate(prefiltered_rows(sow, json), 1):  # (id, *RECORD_COLUMNS)
+        found = test(row[3])
+        if found is not None:
+            yield StoredRecord(*row[1:]), found
+        if progress is not None and not count & 0xFFFF:
+            progress(count)
+    if progress is not None:
+        progress(count)
 
 
 def _whole(sow: SowFile, batch: list[tuple[int, Any]]) -> Iterator[tuple[SowRecord, Any]]:

@@ -34,11 +34,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from ampsctl.sow.jsonfilter import JsonPrefilter
 from ampsctl.sow.scanpart import META_CRC, malformed
-from ampsctl.sow.sowfile import SowFile, damaged
+from ampsctl.sow.sowfile import RECORD_COLUMNS, SowFile, damaged
 
 PARALLEL_ROWS = 100_000  # ids per part at least (a helper costs more than it saves below that)
 MAX_PARTS = 8
@@ -46,11 +47,11 @@ BUFFER_ROWS = 65_536  # candidate rows a helper returns at most
 FETCH_ROWS = 1024  # rows per fetch in a helper
 _BEFORE_ALL = -(1 << 63)
 _SCRIPT = str(Path(__file__).with_name("scanpart.py"))
-Row = tuple[int, bytes]
+Row = tuple[Any, ...]  # id, then RECORD_COLUMNS
 
 
 def prefiltered_rows(sow: SowFile, json: JsonPrefilter) -> Iterator[Row]:
-    """(id, payload) of every row the JSON pre-filter passes, in id order."""
+    """``(id, *RECORD_COLUMNS)`` of every row the JSON pre-filter passes, in id order."""
     bounds = _parts(sow) if _worth_parts(sow) else None
     if bounds is None:
         yield from _scan(sow, json, _BEFORE_ALL, None)
@@ -88,7 +89,9 @@ def _parts(sow: SowFile) -> tuple[str, list[tuple[int, int | None]]] | None:
     try:
         sow.connection.execute("BEGIN")
         crc = sow.connection.execute(META_CRC).fetchone()
-        low, high = sow.connection.execute("SELECT min(id), max(id) FROM records").fetchone()
+        # Two statements: SQLite reads min() or max() of the rowid from the b-tree's edge, but
+        # only when it is the query's one aggregate (together they scan the table).
+        (low,), (high,) = (sow.connection.execute(f"SELECT {edge}(id) FROM records").fetchone() for edge in ("min", "max"))
     except sqlite3.Error:
         sow.connection.rollback()
         return None  # the scan itself reports a damaged file
@@ -167,4 +170,4 @@ def _select(prefilter: str | None, *, bounded: bool) -> str:
     parts = ["id > ? AND id <= ?" if bounded else "id > ?"]
     if prefilter is not None:
         parts.append(prefilter)
-    return "SELECT id, payload FROM records WHERE " + " AND ".join(parts) + " ORDER BY id"
+    return f"SELECT id, {RECORD_COLUMNS} FROM records WHERE " + " AND ".join(parts) + " ORDER BY id"

@@ -5,7 +5,7 @@ answer on stdout. It imports only the standard library, so it starts in a few mi
 needs neither ampsctl nor the virtual environment on its path.
 
 Request: ``(uri, meta_crc, sql, params, after, buffer_rows, fetch_rows)``; ``sql`` selects
-``(id, payload)`` over ``id > ? AND id <= ?`` (the first two params) in id order.
+rows that start with the id, over ``id > ? AND id <= ?`` (the first two params), in id order.
 Answer: ``(status, rows, resume, message)``:
 
 * ``"done"``: ``rows`` are every row of the part;
