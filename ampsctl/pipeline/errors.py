@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 
-from ampsctl.errors import AmpsctlError, InputError, Location
+from ampsctl.errors import AmpsctlError, EnvironmentProblem, InputError, Location
 from ampsctl.journal.errors import JournalCorruptError
 from ampsctl.sow.errors import ReplayError
 
@@ -50,4 +50,6 @@ def from_spark(exc: BaseException) -> AmpsctlError | None:
     if fields["type"] == "ReplayError":
         return ReplayError(fields["sequence"], fields["topic"], fields["message"], hint=fields["hint"], code=fields["code"])
     location = Location(fields["location"]) if fields.get("location") else None
-    return InputError(fields["message"], code=fields["code"], hint=fields["hint"], location=location)
+    # the exit code is the class's: an executor's missing or busy resource stays exit 4
+    kind = EnvironmentProblem if fields["type"] == "EnvironmentProblem" else InputError
+    return kind(fields["message"], code=fields["code"], hint=fields["hint"], location=location)

@@ -35,6 +35,7 @@ from pyspark.sql.types import BinaryType, LongType, StringType, StructField, Str
 
 from ampsctl.errors import AmpsctlError
 from ampsctl.pipeline.errors import to_task_error
+from ampsctl.sow.errors import SowFileError
 from ampsctl.sow.sowfile import RECORD_COLUMNS, SowFile, damaged
 
 NAME = "ampsctl-sow"
@@ -106,9 +107,11 @@ class SowSourceReader(DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         try:
             with SowFile.open(self.path) as sow:
+                sow.connection.execute("BEGIN")  # one snapshot: the meta and the id span it plans on
                 crc = _meta_crc(sow)
                 # one aggregate per statement: SQLite then reads the rowid b-tree's edge, not every row
                 (first,), (last,) = (next(sow.select(f"SELECT {edge}(id) FROM records")) for edge in ("min", "max"))
+                sow.connection.rollback()
         except AmpsctlError as exc:
             raise to_task_error(exc) from None
         if first is None:  # no records: Spark still runs one task, with a plain InputPartition
@@ -128,8 +131,9 @@ class SowSourceReader(DataSourceReader):
 def _read_range(task: IdRange) -> Iterator[pa.RecordBatch]:
     with SowFile.open(task.path) as sow:
         sow.connection.execute("BEGIN")  # one snapshot: the meta checked below and the rows read after it
-        if _meta_crc(sow) != task.meta_crc:
-            raise damaged(task.path, "the file changed while Spark was reading it (a checkpoint or a rewrite)")
+        if _meta_crc(sow) != task.meta_crc:  # a healthy file, checkpointed: not damage
+            raise SowFileError(task.path, "the SOW file changed while Spark was reading it (a checkpoint or a rewrite)",
+                               code="SOW_CHANGED", hint="run the query again")
         rows: list[tuple[Any, ...]] = []
         sql = f"SELECT id, {RECORD_COLUMNS} FROM records WHERE id BETWEEN ? AND ? ORDER BY id"
         for row in sow.select(sql, (task.first, task.last)):

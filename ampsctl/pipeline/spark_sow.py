@@ -9,8 +9,8 @@ plans it (same errors for a bad filter, order-by, select or top-n). Then:
   a couple per core, each range read by an executor that opens the file read-only itself, so
   the driver never holds the whole table. The file must therefore be readable at the same
   (absolute) path on every executor, as for any local-path Spark source: on a cluster, a
-  shared file system. A damaged page met by an executor comes back as the local engine's
-  SowFileError (exit 3), naming the file as it was given. A Parquet file or directory
+  shared file system. A damaged page met by an executor comes back with the local engine's
+  message, code and exit code (3), naming the file as it was given. A Parquet file or directory
   (``journal compact --out-format parquet``: topic, sow_key, payload, sequence, timestamp,
   expiration, expires_at) is read by Spark, its row order numbered as it is read. The
   message type of a Parquet file comes from its name (``orders.json.parquet``), else

@@ -15,7 +15,7 @@ Rows are CRC-checked as they are turned into results.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,13 +49,17 @@ def query_file(sow: SowFile, query: Query, *, progress: Callable[[int], None] | 
         if not meta.spec.history:
             raise InputError(f"the SOW file of topic '{meta.spec.name}' keeps no history", code="SOW_HISTORY",
                              hint="as-of queries need a topic configured with <History>")
-        candidates: Iterator[tuple[SowRecord, Any]] = _as_of(sow, query.as_of, meta.history_horizon)
+        source: Generator[tuple[SowRecord, Any], None, None] = _as_of(sow, query.as_of, meta.history_horizon)
         strategy = "history"
     else:
-        candidates = _rows(sow, where, tuple(params), chosen, payloads, progress)
+        source = _rows(sow, where, tuple(params), chosen, payloads, progress)
+    candidates: Iterator[tuple[SowRecord, Any]] = source
     if wanted is not None:
-        candidates = ((record, doc) for record, doc in candidates if wanted(record.topic))
-    rows = execute(chosen, payloads, candidates, expiration_enabled=meta.spec.expiration_enabled)
+        candidates = ((record, doc) for record, doc in source if wanted(record.topic))
+    try:
+        rows = execute(chosen, payloads, candidates, expiration_enabled=meta.spec.expiration_enabled)
+    finally:
+        source.close()  # a top-n may stop early: end the scan's transaction and helpers now
     for row in rows:
         if isinstance(row.record, StoredRecord):
             sow.check(row.record)
@@ -79,7 +83,7 @@ def _where(chosen: Plan, hash_paths: tuple[tuple[str, ...], ...], memo_paths: tu
 
 
 def _rows(sow: SowFile, where: str, params: tuple[Any, ...], chosen: Plan, payloads: Payloads,
-          progress: Callable[[int], None] | None) -> Iterator[tuple[SowRecord, Any]]:
+          progress: Callable[[int], None] | None) -> Generator[tuple[SowRecord, Any], None, None]:
     """Candidate rows; with a filter, only rows whose message passes it (execute checks again).
 
     With a filter the scan reads only (id, payload) and runs the filter on the raw message
@@ -98,13 +102,13 @@ def _rows(sow: SowFile, where: str, params: tuple[Any, ...], chosen: Plan, paylo
             yield StoredRecord(*row), None
         return
     test = payloads.matcher(predicate)
-    batch: list[tuple[int, Any]] = []
-    count = 0
     # A full scan (no SowKeys, hash-index or memo narrowing in SQL yet) of JSON gets the JSON pre-filter.
     json = json_prefilter(chosen.expr) if not where and chosen.expr is not None and payloads.message_type == "json" else None
     if json is not None:
         yield from _prefiltered(sow, json, test, progress)
         return
+    batch: list[tuple[int, Any]] = []
+    count = 0
     for rowid, payload in sow.select(f"SELECT id, payload FROM records {condition} ORDER BY id", params):
         count += 1
         found = test(payload)
@@ -146,7 +150,7 @@ def _whole(sow: SowFile, batch: list[tuple[int, Any]]) -> Iterator[tuple[SowReco
             yield StoredRecord(*rows[rowid]), doc
 
 
-def _as_of(sow: SowFile, moment: int, horizon: int | None) -> Iterator[tuple[SowRecord, Any]]:
+def _as_of(sow: SowFile, moment: int, horizon: int | None) -> Generator[tuple[SowRecord, Any], None, None]:
     if horizon is not None and moment < horizon:
         raise InputError("the as-of time is before the start of the kept history", code="SOW_HISTORY",
                          hint="History/Window limits how far back a SOW can be queried; pick a later time")

@@ -16,8 +16,11 @@ so a caller with threads of its own (a progress display) is safe.
   always rewrites the meta) before starting the helpers; while it holds the transaction no
   writer can commit (the file is in rollback-journal mode). A helper reads only if it finds the
   same ``meta_crc`` inside its own read transaction.
-* **Nothing lost.** A helper returns at most ``BUFFER_ROWS`` rows and where it stopped. Whatever
-  it did not read (a full buffer, a busy or replaced file, damage, a helper that died) the
+* **Bounded memory.** A helper returns at most ``BUFFER_BYTES`` of rows (counted as their
+  payloads plus a fixed allowance per row) and where it stopped; the caller reads the helpers
+  one after another, so at worst every helper holds that much (twice, as rows and as their
+  marshal'd copy) until the caller gets to it: 64 MiB per helper, at most 7 helpers.
+* **Nothing lost.** Whatever a helper did not read (a full buffer, a busy or replaced file, damage, a helper that died) the
   caller scans itself, so damage is reported by the caller's own connection.
 * **Malformed JSON** (SQLite's reader refusing what orjson took) ends the pre-filter: the scan
   goes on from the last row returned without it.
@@ -43,7 +46,7 @@ from ampsctl.sow.sowfile import RECORD_COLUMNS, SowFile, damaged
 
 PARALLEL_ROWS = 100_000  # ids per part at least (a helper costs more than it saves below that)
 MAX_PARTS = 8
-BUFFER_ROWS = 65_536  # candidate rows a helper returns at most
+BUFFER_BYTES = 32 << 20  # of candidate rows (payloads and a per-row allowance) a helper returns at most
 FETCH_ROWS = 1024  # rows per fetch in a helper
 _BEFORE_ALL = -(1 << 63)
 _SCRIPT = str(Path(__file__).with_name("scanpart.py"))
@@ -54,11 +57,12 @@ def prefiltered_rows(sow: SowFile, json: JsonPrefilter) -> Iterator[Row]:
     """``(id, *RECORD_COLUMNS)`` of every row the JSON pre-filter passes, in id order."""
     bounds = _parts(sow) if _worth_parts(sow) else None
     if bounds is None:
-        yield from _scan(sow, json, _BEFORE_ALL, None)
+        yield from _one_scan(sow, json)
         return
     crc, parts = bounds
-    helpers = [_Helper(sow, crc, json, after, upto) for after, upto in parts[1:]]
+    helpers: list[_Helper] = []
     try:
+        helpers.extend(_Helper(sow, crc, json, after, upto) for after, upto in parts[1:])
         yield from _scan(sow, json, *parts[0])
         for helper, (_, upto) in zip(helpers, parts[1:]):
             rows, resume, prefilter = helper.result()
@@ -69,6 +73,19 @@ def prefiltered_rows(sow: SowFile, json: JsonPrefilter) -> Iterator[Row]:
         for helper in helpers:
             helper.stop()
         sow.connection.rollback()
+
+
+def _one_scan(sow: SowFile, json: JsonPrefilter) -> Iterator[Row]:
+    """The whole scan on the caller's connection, in one read transaction (a malformed payload
+    makes the rest a second statement, which must see the same file)."""
+    began = not sow.connection.in_transaction
+    if began:
+        sow.connection.execute("BEGIN")
+    try:
+        yield from _scan(sow, json, _BEFORE_ALL, None)
+    finally:
+        if began:
+            sow.connection.rollback()
 
 
 def _cpus() -> int:
@@ -83,7 +100,7 @@ def _worth_parts(sow: SowFile) -> bool:
     return _cpus() >= 2 and not sow.connection.in_transaction
 
 
-def _parts(sow: SowFile) -> tuple[str, list[tuple[int, int | None]]] | None:
+def _parts(sow: SowFile) -> tuple[str, list[tuple[int, int]]] | None:
     """(meta_crc, [(after, upto), ...]) read in a read transaction the caller then holds; None
     (no transaction left open) for a table too small to split or a file that cannot be read."""
     try:
@@ -107,10 +124,10 @@ def _parts(sow: SowFile) -> tuple[str, list[tuple[int, int | None]]] | None:
 class _Helper:
     """A helper process scanning ``after < id <= upto``; started at once, read by ``result``."""
 
-    def __init__(self, sow: SowFile, crc: str, json: JsonPrefilter, after: int, upto: int | None) -> None:
+    def __init__(self, sow: SowFile, crc: str, json: JsonPrefilter, after: int, upto: int) -> None:
         self.after = after
         uri = f"file:{quote(os.path.abspath(sow.path))}?mode=ro"
-        request = (uri, crc, _select(json.where, bounded=True), (after, upto, *json.params), after, BUFFER_ROWS, FETCH_ROWS)
+        request = (uri, crc, _select(json.where, bounded=True), (after, upto, *json.params), after, BUFFER_BYTES, FETCH_ROWS)
         self.process: subprocess.Popen[bytes] | None = None
         try:
             self.process = subprocess.Popen([sys.executable, "-I", "-S", _SCRIPT], stdin=subprocess.PIPE,
@@ -141,8 +158,9 @@ class _Helper:
             if process.poll() is None:
                 process.kill()
             process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
+            for pipe in (process.stdin, process.stdout):
+                if pipe is not None:
+                    pipe.close()
 
 
 def _scan(sow: SowFile, json: JsonPrefilter | None, after: int, upto: int | None) -> Iterator[Row]:

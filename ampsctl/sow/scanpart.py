@@ -4,7 +4,7 @@ Run as a script: ``python -I -S scanpart.py`` with a marshal'd request on stdin 
 answer on stdout. It imports only the standard library, so it starts in a few milliseconds and
 needs neither ampsctl nor the virtual environment on its path.
 
-Request: ``(uri, meta_crc, sql, params, after, buffer_rows, fetch_rows)``; ``sql`` selects
+Request: ``(uri, meta_crc, sql, params, after, buffer_bytes, fetch_rows)``; ``sql`` selects
 rows that start with the id, over ``id > ? AND id <= ?`` (the first two params), in id order.
 Answer: ``(status, rows, resume, message)``:
 
@@ -28,8 +28,14 @@ def malformed(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and "json" in str(exc).lower()
 
 
-def scan(uri, crc, sql, params, after, buffer_rows, fetch_rows):  # type: ignore[no-untyped-def]
+ROW_ALLOWANCE = 100  # bytes counted per row for its other columns and the tuple
+
+
+def scan(uri, crc, sql, params, after, buffer_bytes, fetch_rows):  # type: ignore[no-untyped-def]
+    """The answer for one request (see the module docstring); rows are ``(id, ..., payload, ...)``
+    with the payload fourth, as ``jsonscan`` selects them."""
     rows = []
+    held = 0
     try:
         connection = sqlite3.connect(uri, uri=True, timeout=0)
         connection.execute("PRAGMA mmap_size = 1073741824")  # fewer copies on a read-only scan
@@ -40,7 +46,8 @@ def scan(uri, crc, sql, params, after, buffer_rows, fetch_rows):  # type: ignore
         cursor = connection.execute(sql, params)
         while batch := cursor.fetchmany(fetch_rows):
             rows += batch
-            if len(rows) >= buffer_rows:
+            held += sum(len(row[3]) for row in batch) + ROW_ALLOWANCE * len(batch)
+            if held >= buffer_bytes:
                 return "more", rows, rows[-1][0], "buffer full"
         return "done", rows, None, ""
     except (sqlite3.Error, UnicodeDecodeError) as exc:

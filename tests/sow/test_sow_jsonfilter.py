@@ -130,10 +130,10 @@ def test_prefiltered_scans_match_the_evaluator(tmp_path: Path, rows: list[dict],
 @pytest.fixture
 def parts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every scan of more than 2 ids in parts of at least 2 ids, one per CPU but at least 3, a
-    helper returning at most 3 rows; the list gets the number of rows of each helper's answer."""
+    helper returning a few rows at most; the list gets the number of rows of each helper's answer."""
     started: list[int] = []
     monkeypatch.setattr(jsonscan, "PARALLEL_ROWS", 2)
-    monkeypatch.setattr(jsonscan, "BUFFER_ROWS", 3)
+    monkeypatch.setattr(jsonscan, "BUFFER_BYTES", 300)  # a few rows: each counts its payload and 100 bytes
     monkeypatch.setattr(jsonscan, "FETCH_ROWS", 2)
     monkeypatch.setattr(jsonscan, "_cpus", lambda: 3)
     monkeypatch.setattr(jsonscan, "_worth_parts", lambda sow: not sow.connection.in_transaction)

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from ampsctl.errors import AmpsctlError
-from ampsctl.pipeline.errors import TaskError
+from ampsctl.pipeline.errors import TaskError, from_spark
 from ampsctl.pipeline.sow_source import MIN_ROWS, IdRange, SowSourceReader, id_ranges
 from ampsctl.sow.filequery import query_file
 from ampsctl.sow.query import Query
@@ -175,8 +175,10 @@ def test_a_file_changed_after_planning_is_refused(base, tmp_path):
         values["last_sequence"] = str(int(values["last_sequence"]) + 1)
         for name, value in (("last_sequence", values["last_sequence"]), ("meta_crc", str(meta_crc(values)))):
             connection.execute("UPDATE meta SET value = ? WHERE name = ?", (value, name))
-    with pytest.raises(TaskError, match="changed while Spark was reading it"):
+    with pytest.raises(TaskError, match="changed while Spark was reading it") as raised:
         list(SowSourceReader({"path": str(path)}).read(planned[1]))
+    found = from_spark(raised.value)
+    assert found is not None and found.code == "SOW_CHANGED" and found.hint == "run the query again"
 
 
 def test_id_ranges_are_contiguous_and_few():
@@ -196,3 +198,15 @@ def test_an_empty_file_gives_no_rows(spark, tmp_path, base):
         connection.execute("DELETE FROM records")
     assert SowSourceReader({"path": str(path)}).partitions() == []
     assert query(spark, str(path), Query()).rows == []
+
+
+def test_an_executors_error_keeps_its_exit_code():
+    """What a task raises reaches the driver with its message, code, hint and exit code."""
+    from ampsctl.errors import EnvironmentProblem, ExitCode, InputError
+    from ampsctl.pipeline.errors import to_task_error
+
+    for error, exit_code in ((EnvironmentProblem("no access to /x", code="PERM", hint="fix it"), ExitCode.ENVIRONMENT),
+                             (InputError("bad", code="BAD", hint="mend it"), ExitCode.INVALID_INPUT)):
+        found = from_spark(to_task_error(error))
+        assert found is not None and (found.message, found.code, found.hint) == (error.message, error.code, error.hint)
+        assert found.exit_code == exit_code
