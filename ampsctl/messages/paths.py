@@ -10,10 +10,12 @@ tags need no special handling here; each codec decides what a step means for its
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from ampsctl.errors import InputError
 
 
+@lru_cache(maxsize=4096)  # a handful of key and index paths, split for every record keyed or indexed
 def split_path(text: str) -> tuple[str, ...]:
     """The steps of ``text``: ``"/customer/name"`` -> ``("customer", "name")``.
 

@@ -111,6 +111,8 @@ def scan(reader: Any, specs: Sequence[TopicSpec], *, to_sequence: int | None, to
     by_group = {id(fast.group): fast for fast in state.groups}
     lanes: dict[tuple[int, bytes], Lane] = {}
     lane = IGNORED  # the previous record's: journals come in runs of one topic
+    # The lane's fields as locals, bound when the lane changes: they are read for every record.
+    lane_tl, lane_size, lane_names, fast, last = lane.tl, lane.size, lane.names, lane.fast, lane.last
     unpack = _FIELDS.unpack_from
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     scanned = applied = 0
@@ -125,40 +127,46 @@ def scan(reader: Any, specs: Sequence[TopicSpec], *, to_sequence: int | None, to
                 progress(scanned)
             start = offset + HEAD_SIZE
             names = start + tl + ml
-            if tl != lane.tl or names - start != lane.size or not data.startswith(lane.names, start):
+            if tl != lane_tl or names - start != lane_size or not data.startswith(lane_names, start):
+                lane.last = last  # the lane left keeps the last record applied to it
                 lane = lanes.get((tl, data[start:names]))  # not the previous record's (topic, type)
                 if lane is None:
                     lane = lanes[(tl, data[start:names])] = _lane(store, by_group, data, start, tl, ml)
-            if lane.fast is None:
+                lane_tl, lane_size, lane_names, fast, last = lane.tl, lane.size, lane.names, lane.fast, lane.last
+                if fast is not None:
+                    if lane.hard:
+                        raise Fallback(f"record {sequence}: topic {lane.topic!r} needs the reference")
+                    entries, json, parse, key_of = lane.entries, lane.json, lane.parse, lane.key_of
+                    expiring, default, check_tokens = lane.expiring, lane.default, lane.check_tokens
+            if fast is None:
                 continue
             applied += 1
-            if lane.hard or (command != _PUBLISH and command != _DELTA):
+            if command != _PUBLISH and command != _DELTA:
                 raise Fallback(f"record {sequence}: command {command} on {lane.topic!r}")
             if not flags & F_EXPIRATION:
                 expiration = None
             payload = data[names + sl + cl + nl:offset + length - 4]
-            entries = lane.entries
             try:
-                if lane.json:
+                if json:
                     doc = loads(payload)
                     if type(doc) is not dict:
                         raise _Refused
                 else:
-                    doc = lane.parse(payload)
-                if lane.key_of is not None:  # Key fields: the journaled SowKey is not used
-                    identity = lane.key_of(doc)
+                    doc = parse(payload)
+                if key_of is not None:  # Key fields: the journaled SowKey is not used
+                    identity = key_of(doc)
                 else:
                     identity = _supplied(data, names, sl, flags, entries)
                 old = entries.get(identity)
                 kept = None
                 if old is not None:
-                    if lane.expiring and _due(old, timestamp, lane.default):
+                    if expiring and _due(old, timestamp, default):
                         del entries[identity]  # expired on write: the record goes, the new one is inserted
                     elif command == _DELTA:
-                        doc = kept = lane.fast.payloads.merge(lane.fast.doc(old), doc)
-                        payload = lane.fast.payloads.serialize(doc)
-                if lane.check_tokens:
-                    _tokens(lane.fast, doc, sequence)
+                        doc = kept = fast.payloads.merge(fast.doc(old), doc)
+                        payload = fast.payloads.serialize(doc)
+                if check_tokens:
+                    _tokens(fast, doc, sequence)
             except (_Refused, decode_error, AmpsctlError):
                 _refuse(state, lane, data, names, sl, flags, payload, sequence, command, keep_going)
                 continue
@@ -167,7 +175,8 @@ def scan(reader: Any, specs: Sequence[TopicSpec], *, to_sequence: int | None, to
             except Exception as exc:  # anything else: the reference raises it as it raises it
                 raise Fallback(f"record {sequence}: {type(exc).__name__}") from None
             entries[identity] = (payload, kept, sequence, timestamp, expiration)
-            lane.last = view  # of the last record applied: the group's sequence and timestamp
+            last = view  # of the last record applied: the group's sequence and timestamp
+        lane.last = last
     for lane in lanes.values():
         if lane.fast is not None and lane.last is not None and lane.last[3] > lane.group.sequence:
             lane.group.sequence, lane.group.timestamp = lane.last[3], lane.last[4]
