@@ -9,8 +9,9 @@ library only) read the others, and the rows come out in id order, exactly as one
 Processes, not threads: SQLite (Debian's build has no lookaside allocator and keeps memory
 statistics) takes one process-wide mutex for every allocation, and ``json_extract`` allocates
 for every row, so two threads on two connections mostly wait for each other (measured on 1M
-rows: one connection 0.81 s; two threads 1.21 s; two processes 0.41 s, docs/sow.md). A helper is a fresh interpreter, not a fork,
-so a caller with threads of its own (a progress display) is safe.
+rows: one connection 0.81 s; two threads 1.21 s; two processes 0.41 s, docs/sow.md). A
+helper is a fresh interpreter, not a fork, so a caller with threads of its own (a progress
+display) is safe.
 
 * **One snapshot.** The caller opens a read transaction and reads ``meta_crc`` (a checkpoint
   always rewrites the meta) before starting the helpers; while it holds the transaction no
@@ -20,8 +21,9 @@ so a caller with threads of its own (a progress display) is safe.
   payloads plus a fixed allowance per row) and where it stopped; the caller reads the helpers
   one after another, so at worst every helper holds that much (twice, as rows and as their
   marshal'd copy) until the caller gets to it: 64 MiB per helper, at most 7 helpers.
-* **Nothing lost.** Whatever a helper did not read (a full buffer, a busy or replaced file, damage, a helper that died) the
-  caller scans itself, so damage is reported by the caller's own connection.
+* **Nothing lost.** Whatever a helper did not read (a full buffer, a busy or replaced file,
+  damage, a helper that died) the caller scans itself, so damage is reported by the caller's
+  own connection.
 * **Malformed JSON** (SQLite's reader refusing what orjson took) ends the pre-filter: the scan
   goes on from the last row returned without it.
 * **When.** At least two CPUs, the caller's connection not already in a transaction, and
