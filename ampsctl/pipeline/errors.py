@@ -11,7 +11,10 @@ keeps its sequence). No pyspark import: this module only reads exception text.
 from __future__ import annotations
 
 import json
+import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from ampsctl.errors import AmpsctlError, EnvironmentProblem, InputError, Location
 from ampsctl.journal.errors import JournalCorruptError
@@ -53,3 +56,22 @@ def from_spark(exc: BaseException) -> AmpsctlError | None:
     # the exit code is the class's: an executor's missing or busy resource stays exit 4
     kind = EnvironmentProblem if fields["type"] == "EnvironmentProblem" else InputError
     return kind(fields["message"], code=fields["code"], hint=fields["hint"], location=location)
+
+
+@contextmanager
+def translated(path: str | None = None) -> Iterator[None]:
+    """Turn a failed Spark job that carried an ampsctl error back into that error.
+
+    With ``path``, a location at its absolute form (what executors are given to open) names the
+    file as the user gave it. An ampsctl error raised on the driver passes as it is."""
+    try:
+        yield
+    except AmpsctlError:
+        raise
+    except Exception as exc:
+        error = from_spark(exc)
+        if error is None:
+            raise
+        if path is not None and error.location is not None and error.location.path == os.path.abspath(path):
+            error.location = Location(path)
+        raise error from None

@@ -163,7 +163,7 @@ def export_spark(spark: SparkSession, job: ExportJob, *, progress: AbstractConte
     from pyspark.sql import functions as F
 
     from ampsctl.pipeline.journal_source import NAME, scan_damage
-    from ampsctl.pipeline.spark_compact import translated
+    from ampsctl.pipeline.errors import translated
 
     out = Path(job.out)
     _prepare(out, job.overwrite)

@@ -42,7 +42,7 @@ from pyspark.sql import functions as F
 
 from ampsctl.errors import UsageError
 from ampsctl.journal.record import Command, JournalRecord
-from ampsctl.pipeline.errors import from_spark
+from ampsctl.pipeline.errors import translated
 from ampsctl.pipeline.jobs import CompactJob, CompactOutcome, Engine, OutputFormat
 from ampsctl.pipeline.journal_source import NAME, scan_damage
 from ampsctl.pipeline.keying import Keyer, Kind
@@ -111,17 +111,6 @@ def compact(spark: SparkSession, job: CompactJob, *, shuffle_partitions: int | N
     result = CompactResult(files, state["scanned"], state["applied"], state["last_sequence"], state["now"],
                            state["expired"], len(errors))
     return CompactOutcome(result, Engine.SPARK, corrupt)
-
-
-class translated(AbstractContextManager[None]):
-    """Turn a failed Spark job that carried an ampsctl error back into that error."""
-
-    def __exit__(self, kind: Any, exc: BaseException | None, traceback: Any) -> None:
-        if exc is None or not isinstance(exc, Exception):
-            return
-        error = from_spark(exc)
-        if error is not None:
-            raise error from None
 
 
 def records(spark: SparkSession, journal: str, *, skip_corrupt: bool = False, to_sequence: int | None = None) -> DataFrame:

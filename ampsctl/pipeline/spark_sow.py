@@ -34,13 +34,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ampsctl.errors import AmpsctlError, Location, UsageError
+from ampsctl.errors import UsageError
+from ampsctl.pipeline.errors import translated
 from ampsctl.sow.payloads import Payloads
 from ampsctl.sow.query import Query, Row, execute, plan, topic_test
 from ampsctl.sow.record import SowRecord
@@ -99,7 +99,7 @@ def query(spark: SparkSession, path: str, request: Query, *, message_type: str |
         meta = sow.meta
         chosen = plan(request, meta.indexer())
         payloads = Payloads(meta.spec.message_type)
-        with _carried(path):
+        with translated(path):
             frame = _sow_frame(spark, path)
             narrowed = _narrow(frame, request, lambda: [row[0] for row in sow.select("SELECT DISTINCT topic FROM records")],
                                meta.spec.expiration_enabled)
@@ -146,24 +146,6 @@ def _sow_frame(spark: SparkSession, path: str) -> DataFrame:
     # A couple of ranges per core, so one slow range does not leave a core idle to the end.
     partitions = 2 * spark.sparkContext.defaultParallelism
     return spark.read.format(NAME).option("partitions", str(partitions)).load(os.path.abspath(path))
-
-
-@contextmanager
-def _carried(path: str) -> Iterator[None]:
-    """An ampsctl error a Spark task carried (``errors.py``) raised again, naming the file as given."""
-    from ampsctl.pipeline.errors import from_spark
-
-    try:
-        yield
-    except AmpsctlError:  # already typed (a bad filter, an evaluation error): as it is
-        raise
-    except Exception as exc:
-        error = from_spark(exc)
-        if error is None:
-            raise
-        if error.location is not None and error.location.path == os.path.abspath(path):
-            error.location = Location(path)  # the executors open the absolute path
-        raise error from None
 
 
 def _narrow(frame: DataFrame, request: Query, topics: Callable[[], list[str]], expiration_enabled: bool) -> DataFrame:

@@ -13,7 +13,7 @@ from ampsctl.journal.reader import JournalReader
 from ampsctl.journal.record import Command
 from ampsctl.journal.writer import FsyncPolicy, JournalWriter
 from ampsctl.pipeline.journal_source import SCHEMA, scan_damage
-from ampsctl.pipeline.spark_compact import translated
+from ampsctl.pipeline.errors import translated
 
 T0 = 1_767_225_600_000_000
 
