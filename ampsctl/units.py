@@ -8,7 +8,10 @@ Decisions where the AMPS documentation is silent (docs/decisions.md):
 - a bare interval number ("30") is read as seconds;
 - unit letters are case-insensitive, upper case is noted as undocumented;
 - ``KB`` may mean 1000 or 1024 bytes: ``ByteSize`` keeps both readings so a limit is
-  only reported when both readings break it.
+  only reported when both readings break it;
+- a value must fit a signed 64-bit integer (``LARGEST``: an interval of about 292 years in
+  nanoseconds, 8 EiB, 9.2e18 things): what AMPS or the broker would do with more is
+  undefined, and arithmetic on it would overflow.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ _INTERVAL = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", re.ASCII)
 _BYTES = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", re.ASCII)
 _COUNT = re.compile(r"\s*([0-9]+)\s*([kKmM]?)\s*", re.ASCII)
 _POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4}
+LARGEST = (1 << 63) - 1  # every value must fit a signed 64-bit integer (nanoseconds, bytes, counts)
 _INTERVAL_HINT = "write a whole number followed by ns, us, ms, s, m, h, d or w, e.g. 250ms or 30s"
 _BYTES_HINT = "write a number with an optional k, m, g or t suffix (B optional), e.g. 5MB or 1GB"
 
@@ -84,7 +88,15 @@ def parse_interval(text: str) -> Interval:
         )
     if "." in number:
         notes.append("has a fractional number")
-    nanos = round(float(number) * _NANOS[unit.lower()]) if "." in number else int(number) * _NANOS[unit.lower()]
+    factor = _NANOS[unit.lower()]
+    if "." in number:
+        scaled = float(number) * factor
+        nanos = round(scaled) if scaled <= LARGEST else LARGEST + 1
+    else:
+        nanos = int(number) * factor
+    if nanos > LARGEST:
+        raise UnitError(f"'{text.strip()}' is too long: an interval is at most {LARGEST} ns (about 292 years)",
+                        code="UNIT-001", hint="use a shorter interval, e.g. 30d")
     return Interval(nanos, text, "; ".join(notes) or None)
 
 
@@ -109,6 +121,9 @@ def parse_bytes(text: str) -> ByteSize:
         )
     power = _POWERS[prefix]
     value = float(number) if "." in number else int(number)
+    if value * 1024**power > LARGEST:
+        raise UnitError(f"'{text.strip()}' is too large: a size is at most {LARGEST} bytes (8 EiB)",
+                        code="UNIT-003", hint="use a smaller size, e.g. 10GB")
     return ByteSize(int(value * 1000**power), int(value * 1024**power), text)
 
 
@@ -123,10 +138,12 @@ def parse_count(text: str) -> Count:
             hint="write digits only, e.g. 1000",
         )
     number, suffix = match.groups()
-    if not suffix:
-        return Count(int(number), text)
-    scale = 1_000 if suffix.lower() == "k" else 1_000_000
-    return Count(int(number) * scale, text, f"uses the exponent suffix '{suffix}'")
+    scale = 1 if not suffix else 1_000 if suffix.lower() == "k" else 1_000_000
+    value = int(number) * scale
+    if value > LARGEST:
+        raise UnitError(f"'{text.strip()}' is too large: a count is at most {LARGEST}", code="UNIT-001",
+                        hint="use a smaller number")
+    return Count(value, text, f"uses the exponent suffix '{suffix}'" if suffix else None)
 
 
 def format_interval(nanos: int) -> str:
