@@ -22,7 +22,7 @@ from typing import Any
 from ampsctl.filter.regexes import has_metachars
 from ampsctl.protocol.acks import AckType, parse_ack_types
 from ampsctl.protocol.commands import SUPPORTED_ACKS, CommandKind, Publish
-from ampsctl.protocol.headers import UINT64_MAX
+from ampsctl.protocol.headers import MAX_JOURNALED_TEXT, UINT64_MAX
 
 _KEYS = frozenset({"c", "t", "a", "s", "cid", "x", "e"})
 _PUBLISH_ACKS = SUPPORTED_ACKS[CommandKind.PUBLISH]
@@ -30,6 +30,7 @@ _CACHE_MAX = 4096  # the caches hold client-chosen strings: bounded, cleared whe
 _topics: set[str] = set()  # topics found non-blank and literal
 _acks: dict[str, frozenset[AckType]] = {}  # ``a`` text -> the publish acks it asks for
 _EMPTY: frozenset[AckType] = frozenset()
+_LONG = MAX_JOURNALED_TEXT // 4  # longer texts may not fit the journal: the generic parser measures them
 
 
 PlainPublish = tuple[str | None, frozenset[AckType], str, int | None, int | None, str | None]
@@ -56,8 +57,8 @@ def plain_publish(header: dict[str, Any]) -> PlainPublish | None:
     if topic.__class__ is not str:
         return None
     if topic not in _topics:
-        if not topic.strip() or has_metachars(topic):
-            return None  # the generic parser refuses it, with its reason
+        if not topic.strip() or has_metachars(topic) or len(topic) > _LONG:
+            return None  # the generic parser refuses it, with its reason (or measures it)
         _remember(_topics, topic)
     acks = _EMPTY
     if "a" in header:
@@ -94,7 +95,7 @@ def plain_publish(header: dict[str, Any]) -> PlainPublish | None:
     if correlation_id is None:
         if "x" in header:
             return None
-    elif correlation_id.__class__ is not str:
+    elif correlation_id.__class__ is not str or len(correlation_id) > _LONG:
         return None
     return cid or None, acks, topic, seq, expiration, correlation_id or None
 

@@ -27,6 +27,7 @@ from typing import Any
 from ampsctl.protocol.errors import HeaderValueError, Reason
 
 UINT64_MAX = (1 << 64) - 1
+MAX_JOURNALED_TEXT = 0xFFFF  # UTF-8 bytes of a topic, SowKey, correlation id or client name (the journal's u16)
 
 
 class ValueKind(enum.Enum):
@@ -144,6 +145,16 @@ def text(header: Mapping[str, Any], key: str, reason: Reason = Reason.INVALID_OP
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     raise HeaderValueError(key, f"header {key!r} must be a string, not {_json_type(value)}", reason)
+
+
+def journaled(key: str, value: str | None, reason: Reason) -> str | None:
+    """``value`` unless it is longer than the journal stores (``MAX_JOURNALED_TEXT``)."""
+    if value is not None and len(value) > MAX_JOURNALED_TEXT // 4:  # 4 bytes per character at most
+        size = len(value.encode("utf-8", "surrogatepass"))
+        if size > MAX_JOURNALED_TEXT:
+            raise HeaderValueError(key, f"header {key!r} is {size} bytes of UTF-8; the journal stores at most "
+                                   f"{MAX_JOURNALED_TEXT}", reason)
+    return value
 
 
 def integer(

@@ -139,7 +139,7 @@ class _Input:
             known = self.header.get("t")
             if type(known) is str and known in _PUBLISH_TOPICS:
                 return known
-        topic = h.text(self.header, "t", Reason.INVALID_TOPIC)
+        topic = h.journaled("t", h.text(self.header, "t", Reason.INVALID_TOPIC), Reason.INVALID_TOPIC)
         if topic is None or not topic.strip():
             raise HeaderValueError("t", "the command has no topic ('t')", Reason.INVALID_TOPIC)
         if has_metachars(topic):
@@ -161,7 +161,7 @@ class _Input:
         return topic
 
     def sow_key(self) -> str | None:
-        key = h.text(self.header, "k", Reason.INVALID_SOW_KEY)
+        key = h.journaled("k", h.text(self.header, "k", Reason.INVALID_SOW_KEY), Reason.INVALID_SOW_KEY)
         return _checked_key("k", key) if key is not None else None
 
     def sow_keys(self) -> tuple[str, ...]:
@@ -184,7 +184,7 @@ def _logon(i: _Input) -> Logon:
     return Logon(
         cid=i.cid,
         acks=i.acks,
-        client_name=i.text("client_name"),
+        client_name=h.journaled("client_name", i.text("client_name"), Reason.INVALID_OPTIONS),
         user_id=i.text("user_id"),
         password=i.text("pw"),
         version=i.text("v"),
@@ -206,7 +206,7 @@ def _publish(cls: type[Publish] | type[DeltaPublish]) -> Callable[[_Input], Publ
             data=i.body,
             expiration=h.integer(header, "e") if "e" in header else None,
             seq=h.integer(header, "s"),
-            correlation_id=i.text("x") if "x" in header else None,
+            correlation_id=h.journaled("x", i.text("x"), Reason.INVALID_OPTIONS) if "x" in header else None,
             sow_key=i.sow_key() if "k" in header else None,
             options=NO_OPTIONS if plain else i.options(),
         )

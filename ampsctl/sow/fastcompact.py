@@ -43,6 +43,7 @@ from ampsctl.sow.record import expires_at
 from ampsctl.sow.spec import TopicSpec
 from ampsctl.sow.store import SowStore, TopicGroup
 
+_LONG_EXPIRATION = 1 << 32  # seconds (136 years): below it no expiry time can overflow (record.LAST_MICROS)
 PROGRESS_EVERY = 0xFFFF  # as the reference: progress(scanned) every 65,536 records, and at the end
 _PUBLISH, _DELTA = int(Command.PUBLISH), int(Command.DELTA_PUBLISH)
 _FIELDS = struct.Struct("<BBHHHHHQ")  # RECORD_HEAD from its command byte (offset 20) to the expiration
@@ -147,6 +148,8 @@ def scan(reader: Any, specs: Sequence[TopicSpec], *, to_sequence: int | None, to
                 expiration = None
             payload = data[names + sl + cl + nl:offset + length - 4]
             try:
+                if expiration is not None and expiration > _LONG_EXPIRATION:
+                    raise _Refused  # the reference decides whether the time can be stored
                 if json:
                     doc = loads(payload)
                     if type(doc) is not dict:

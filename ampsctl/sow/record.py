@@ -13,7 +13,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from ampsctl.errors import InputError
+
 MICROS = 1_000_000
+LAST_MICROS = (1 << 63) - 1  # the last time a SOW file can store (µs in a signed 64-bit column): 2262-04-11
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +59,13 @@ def expires_at(timestamp: int, expiration: int | None, topic_default: int | None
     The message's own expiration wins, then the topic default; 0 (either way) means never.
     The time is stored even when the topic does not process expiration (seed 003: AMPS saves
     it but does not act on it), so enabling expiration later acts on the stored times (E7).
+    InputError for a time past ``LAST_MICROS``: the write is refused, as a negative expiration is.
     """
     seconds = expiration if expiration is not None else topic_default
     if not seconds:
         return None
-    return timestamp + seconds * MICROS
+    at = timestamp + seconds * MICROS
+    if at > LAST_MICROS:
+        raise InputError(f"expiration {seconds} s ends after the last time a SOW can store (2262-04-11)",
+                         code="SOW_EXPIRATION", hint="use a shorter expiration, or 0 for never")
+    return at

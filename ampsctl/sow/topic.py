@@ -94,18 +94,20 @@ class SowTopic:
                 expiration: int | None = None) -> list[Change]:
         doc = self.payloads.parse(payload)
         key = self._key(doc, sow_key)
+        expiry = self._expiry(timestamp, expiration)
         changes = self._expire_due(key, timestamp)
-        return changes + [self._store(key, bytes(payload), doc, timestamp, sequence, expiration)]
+        return changes + [self._store(key, bytes(payload), doc, timestamp, sequence, expiration, expiry)]
 
     def delta_publish(self, payload: bytes, *, timestamp: int, sequence: int = 0, sow_key: str | None = None,
                       expiration: int | None = None) -> list[Change]:
         delta = self.payloads.parse(payload)
         key = self._key(delta, sow_key)
+        expiry = self._expiry(timestamp, expiration)
         changes = self._expire_due(key, timestamp)
         if key not in self._records:
-            return changes + [self._store(key, bytes(payload), delta, timestamp, sequence, expiration)]
+            return changes + [self._store(key, bytes(payload), delta, timestamp, sequence, expiration, expiry)]
         merged = self.payloads.merge(self.doc(key), delta)
-        return changes + [self._store(key, self.payloads.serialize(merged), merged, timestamp, sequence, expiration)]
+        return changes + [self._store(key, self.payloads.serialize(merged), merged, timestamp, sequence, expiration, expiry)]
 
     def delete_keys(self, keys: Iterable[str], *, timestamp: int, sequence: int = 0) -> list[Change]:
         return [self._remove(key, ChangeKind.DELETE, timestamp, sequence) for key in dict.fromkeys(keys) if key in self._records]
@@ -150,14 +152,17 @@ class SowTopic:
             return [self._remove(key, ChangeKind.EXPIRE, record.expires_at or timestamp, 0)]
         return []
 
-    def _store(self, key: str, payload: bytes, doc: Any, timestamp: int, sequence: int,
-               expiration: int | None) -> Change:
+    def _expiry(self, timestamp: int, expiration: int | None) -> int | None:
+        """When a write expires; InputError (before anything changes) for a time the SOW cannot keep."""
         if expiration is not None and expiration < 0:
             raise InputError(f"expiration {expiration} is negative", code="SOW_EXPIRATION",
                              hint="an expiration is a number of seconds, 0 meaning never")
+        return expires_at(timestamp, expiration, self.spec.expiration)
+
+    def _store(self, key: str, payload: bytes, doc: Any, timestamp: int, sequence: int,
+               expiration: int | None, expiry: int | None) -> Change:
         old = self._records.get(key)
-        new = SowRecord(self.topic, key, payload, sequence, timestamp, expiration,
-                        expires_at(timestamp, expiration, self.spec.expiration))
+        new = SowRecord(self.topic, key, payload, sequence, timestamp, expiration, expiry)
         self._index(key, new, doc)
         self.dirty.add(key)
         if self.history is not None:

@@ -45,6 +45,16 @@ def test_refused_publish_consumes_no_sequence_and_changes_nothing() -> None:
     assert nxt == [2]
 
 
+def test_expiration_past_the_last_storable_time_is_refused_not_journaled() -> None:
+    core = make_core(recorded=["orders"])
+    logged_on(core, 1)
+    out = _publish(core, 1, b'{"id":1}', acks=PP, expiration=10**13)
+    acks = [m for m in frames_for(out, 1) if isinstance(m, Ack)]
+    assert [(a.status, a.reason) for a in acks] == [(Status.FAILURE, "invalid message")]
+    assert not any(isinstance(a, Append) for a in out) and core.last_sequence == 0
+    assert [a.record.sequence for a in _publish(core, 1, b'{"id":1}', expiration=60) if isinstance(a, Append)] == [1]
+
+
 def test_persisted_ack_waits_for_the_journal_only_when_there_is_one() -> None:
     journaled = make_core(recorded=["orders"])
     logged_on(journaled, 1)

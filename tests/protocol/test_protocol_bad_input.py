@@ -155,6 +155,30 @@ def test_bad_header_value_types() -> None:
     assert unreadable_cid.cid is None and unreadable_cid.ack is not None and unreadable_cid.ack.cid is None
 
 
+LONG = "é" * 32768  # 32,768 characters, 65,536 bytes of UTF-8: one byte more than the journal stores
+
+
+@pytest.mark.parametrize(
+    ("header", "field", "reason"),
+    [
+        ({"c": "publish", "t": LONG}, "t", Reason.INVALID_TOPIC),
+        ({"c": "publish", "t": "orders", "x": LONG}, "x", Reason.INVALID_OPTIONS),
+        ({"c": "delta_publish", "t": "orders", "k": "A" * 65536}, "k", Reason.INVALID_SOW_KEY),
+        ({"c": "logon", "client_name": LONG}, "client_name", Reason.INVALID_OPTIONS),
+    ],
+)
+def test_values_longer_than_the_journal_stores_are_refused(header, field, reason) -> None:
+    error = command_error({**header, "cid": "9", "a": "processed"}, b'{"id":1}')
+    assert error.reason is reason and f"header '{field}' is 65536 bytes of UTF-8" in error.message
+    assert error.ack is not None and error.ack.cid == "9"
+
+
+def test_values_the_journal_stores_just_fit() -> None:
+    (frame,) = decode_frames(encode_frame({"c": "publish", "t": "é" * 32767 + "x", "x": "x" * 65535}, b"{}"))
+    command = parse_command(frame)
+    assert len(command.topic.encode()) == len(command.correlation_id) == 65535
+
+
 # --------------------------------------------------------------------------------------
 # sans-IO (DESIGN.md): no asyncio, socket or time, no clock reads
 # --------------------------------------------------------------------------------------

@@ -185,6 +185,15 @@ def test_what_it_hands_back_to_the_reference(tmp_path: Path, extra: tuple[Any, .
     _same(journal, tmp_path, "before", as_of=JournalReader(journal).record_at(200).bookmark)  # type: ignore[union-attr]
 
 
+def test_an_expiry_past_the_last_storable_time_is_refused_alike(tmp_path: Path) -> None:
+    rng = random.Random(6)
+    entries = [_entry(rng) for _ in range(300)]
+    huge = (Command.PUBLISH, "orders", "json", b'{"id": 1}', {"expiration": 10**13})
+    journal = _write(tmp_path / "journal", entries[:150] + [huge] + entries[150:])
+    _, refused, _, _ = _same(journal, tmp_path, "huge")
+    assert any("ends after the last time a SOW can store" in message for _, message, _, _ in refused)
+
+
 def test_history_topics_go_to_the_reference(tmp_path: Path) -> None:
     journal = _write(tmp_path / "journal", [(Command.PUBLISH, "orders", "json", b'{"id": 1}', {})])
     history = [spec("orders", history_window=60, history_granularity=1)]

@@ -231,6 +231,19 @@ def test_negative_expiration_is_refused() -> None:
         publish(SowTopic(spec()), {"id": 1}, expiration=-1)
 
 
+@pytest.mark.parametrize("delta", [False, True])
+def test_expiration_past_the_last_storable_time_is_refused_before_anything_changes(delta) -> None:
+    topic = SowTopic(spec(expiration=0))
+    publish(topic, {"id": 1, "v": "old"}, expiration=1)  # due at the next write
+    write = topic.delta_publish if delta else topic.publish
+    with pytest.raises(InputError, match="ends after the last time a SOW can store") as caught:
+        write(b'{"id":1,"v":"new"}', timestamp=T0 + 2 * SECOND, expiration=10**13)
+    assert caught.value.code == "SOW_EXPIRATION"
+    assert by_id(topic)[1] == {"id": 1, "v": "old"}  # the due record was not expired by the refused write
+    longest = ((1 << 63) - 1 - T0) // 1_000_000
+    assert publish(topic, {"id": 2}, expiration=longest)[0].new.expires_at <= (1 << 63) - 1
+
+
 # ---------------------------------------------------------------- history (seed 001, spec §9)
 
 
