@@ -160,6 +160,14 @@ class _Input:
             _PUBLISH_TOPICS.add(topic)
         return topic
 
+    def subscription_id(self, key: str) -> str | None:
+        """A sub_id or query_id that ``unsubscribe`` can name: it splits at commas and trims spaces."""
+        value = self.text(key)
+        if value is not None and ("," in value or value != value.strip()):
+            raise HeaderValueError(key, f"{key} {value!r} could not be unsubscribed: unsubscribe reads a comma list "
+                                   "of trimmed ids; use an id without commas or spaces at its ends")
+        return value
+
     def sow_key(self) -> str | None:
         key = h.journaled("k", h.text(self.header, "k", Reason.INVALID_SOW_KEY), Reason.INVALID_SOW_KEY)
         return _checked_key("k", key) if key is not None else None
@@ -222,7 +230,7 @@ def _subscribe(cls: type[Subscribe] | type[DeltaSubscribe]) -> Callable[[_Input]
             cid=i.cid,
             acks=i.acks,
             topic=topic,
-            sub_id=i.text("sub_id"),
+            sub_id=i.subscription_id("sub_id"),
             filter=i.text("f"),
             bookmark=bookmark,
             options=i.options(),
@@ -237,7 +245,7 @@ def _query_fields(i: _Input, *, delta: bool) -> dict[str, Any]:
         "cid": i.cid,
         "acks": i.acks,
         "topic": topic,
-        "query_id": i.text("query_id"),
+        "query_id": i.subscription_id("query_id"),
         "filter": i.text("f"),
         "sow_keys": i.sow_keys(),
         "batch_size": h.integer(i.header, "bs", minimum=1, maximum=MAX_BATCH_SIZE) or 1,
@@ -254,7 +262,7 @@ def _sow(i: _Input) -> Sow:
 def _sow_and_subscribe(cls: type[SowAndSubscribe] | type[SowAndDeltaSubscribe]) -> Callable[[_Input], Any]:
     def parse(i: _Input) -> SowAndSubscribe | SowAndDeltaSubscribe:
         fields = _query_fields(i, delta=cls is SowAndDeltaSubscribe)
-        return cls(sub_id=i.text("sub_id"), **fields)
+        return cls(sub_id=i.subscription_id("sub_id"), **fields)
 
     return parse
 

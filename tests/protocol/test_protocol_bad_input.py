@@ -173,6 +173,14 @@ def test_values_longer_than_the_journal_stores_are_refused(header, field, reason
     assert error.ack is not None and error.ack.cid == "9"
 
 
+@pytest.mark.parametrize(("command", "field"), [("subscribe", "sub_id"), ("sow_and_subscribe", "sub_id"),
+                                               ("sow", "query_id"), ("delta_subscribe", "sub_id")])
+@pytest.mark.parametrize("value", ["a,b", " x", "x "])
+def test_ids_unsubscribe_could_not_name_are_refused(command, field, value) -> None:
+    error = command_error({"c": command, "cid": "3", "t": "orders", field: value, "a": "processed"})
+    assert error.reason is Reason.INVALID_OPTIONS and "could not be unsubscribed" in error.message
+
+
 def test_values_the_journal_stores_just_fit() -> None:
     (frame,) = decode_frames(encode_frame({"c": "publish", "t": "é" * 32767 + "x", "x": "x" * 65535}, b"{}"))
     command = parse_command(frame)
