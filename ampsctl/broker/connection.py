@@ -19,6 +19,8 @@ Invariants:
   the gathered bytes bound the true figure from above, and when that bound crosses the limit
   the gathered bytes are handed over at once and the transport's own figure decides.
 * Nothing is read from a connection once it is closing.
+* A client that half-closes (EOF) while ``persisted`` acks are held for it keeps its socket
+  until the commit releases them; then the server closes it.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class ClientConnection(asyncio.Protocol):
         self.peer = ""
         self.transport: asyncio.Transport | None = None
         self.closing = False
+        self.input_ended = False  # the client half-closed; the socket stays open for held acks
         self.decoder = FrameDecoder(server.settings.max_frame_size)
         self._limit = server.settings.outbound_limit
         self._gathered: list[bytes] = []  # written since the last hand-over to the transport
@@ -80,6 +83,9 @@ class ClientConnection(asyncio.Protocol):
             log.warning("connection %d (%s): %s", self.conn, self.peer, exc.message)
         except FrameError:
             pass  # the stream failed earlier and that was logged then
+        if not self.closing and self.server.holds_for(self.conn):
+            self.input_ended = True  # the server closes it once the journal commit releases them
+            return True
         return False  # let asyncio close the socket
 
     def connection_lost(self, exc: Exception | None) -> None:

@@ -107,6 +107,10 @@ class Durability:
         if sequence > self.committed:  # a synchronous commit may have gone further meanwhile
             self.committed = sequence
 
+    def holds(self, conn: int) -> bool:
+        """Whether a frame for ``conn`` is held (its commit has not returned yet)."""
+        return any(held_conn == conn for _, held_conn, _ in self._held)
+
     def release(self) -> list[tuple[int, bytes]]:
         """The held (conn, frames) pairs that the commits so far cover, in order.
 

@@ -168,6 +168,10 @@ class BrokerServer:
         self.execute(self.core.connected(conn, self.clock(), peer=connection.peer))
         return conn
 
+    def holds_for(self, conn: int) -> bool:
+        """Whether acks for ``conn`` wait for a journal commit (a half-closed client still gets them)."""
+        return self.durability.holds(conn)
+
     def unregister(self, connection: ClientConnection) -> None:
         if self.connections.pop(connection.conn, None) is not None:
             self.execute(self.core.disconnected(connection.conn, self.clock()))
@@ -262,8 +266,7 @@ class BrokerServer:
             self.fail(error)
             return
         if job is None:  # nothing to fsync (policy NEVER or ALWAYS): the write was the commit
-            for conn, frame in self.durability.release():
-                self._write(conn, frame)
+            self._deliver(self.durability.release())
             self._checkpoints.committed()
             return
         if self._fsync_thread is None:
@@ -287,17 +290,24 @@ class BrokerServer:
         except AmpsctlError as failure:
             self.fail(failure)
             return
-        for conn, frame in released:
-            self._write(conn, frame)
+        self._deliver(released)
         self._checkpoints.committed()
         if self._commit_due:
             self._commit_due = False
             self._start_commit()  # not _timed_commit: a timer armed meanwhile stays tracked
 
     def _commit(self) -> None:
-        for conn, frame in self.durability.commit():
-            self._write(conn, frame)
+        self._deliver(self.durability.commit())
         self._checkpoints.committed()
+
+    def _deliver(self, released: list[tuple[int, bytes]]) -> None:
+        """Write released frames; close a connection whose client ended its input once nothing is held for it."""
+        for conn, frame in released:
+            self._write(conn, frame)
+        for conn in {conn for conn, _ in released}:
+            connection = self.connections.get(conn)
+            if connection is not None and connection.input_ended and not self.durability.holds(conn):
+                connection.close("the client ended its input; the acks held for it were sent")
 
     def commit_soon(self) -> None:
         """Start a commit now rather than at the next FlushInterval (a checkpoint waits for it)."""

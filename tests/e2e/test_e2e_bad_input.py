@@ -90,7 +90,13 @@ def test_broken_streams_close_only_that_connection(broker_run, payload) -> None:
     ({"c": "publish", "t": "orders"}, b'{"qty":1}', "invalid sow key"),  # no key field: no SOW key
     ({"c": "subscribe", "t": "orders", "f": "/a = 'x"}, b"", "bad filter"),
     ({"c": "sow", "t": "orders", "bs": 100000}, b"", "invalid options"),
-], ids=["unknown-command", "regex-publish", "bad-key", "not-an-object", "no-key", "bad-filter", "batch-size"])
+    ({"c": "publish", "t": "orders", "x": "x" * 70000}, b'{"id":1}', "invalid options"),
+    ({"c": "publish", "t": "orders", "e": 10**13}, b'{"id":1}', "invalid message"),
+    ({"c": "subscribe", "t": "orders", "o": "conflation=" + "9" * 400 + "h"}, b"", "invalid options"),
+    ({"c": "subscribe", "t": "orders", "o": "conflation=1" + "0" * 400 + ".5s"}, b"", "invalid options"),
+    ({"c": "subscribe", "t": "orders", "sub_id": "a,b"}, b"", "invalid options"),
+], ids=["unknown-command", "regex-publish", "bad-key", "not-an-object", "no-key", "bad-filter", "batch-size",
+        "long-correlation-id", "expiry-past-2262", "huge-interval", "huge-fraction", "comma-sub-id"])
 def test_bad_commands_get_a_failure_ack_and_the_connection_stays(broker_run, header, body, reason) -> None:
     async def scenario(uri: str, _: Path) -> None:
         pair = await _healthy_pair(uri)
@@ -100,6 +106,21 @@ def test_bad_commands_get_a_failure_ack_and_the_connection_stays(broker_run, hea
         assert failed.value.reason == reason
         await w(client.flush())
         await _still_served(pair, 2)
+
+    broker_run(scenario)
+
+
+def test_a_client_that_half_closes_still_gets_its_persisted_ack(broker_run) -> None:
+    async def scenario(uri: str, _: Path) -> None:
+        reader, writer = await _raw(uri)
+        writer.write(LOGON + encode_frame({"c": "publish", "cid": "2", "t": "orders", "a": "processed,persisted"},
+                                          b'{"id":7}'))
+        writer.write_eof()  # nothing more to send; still reading
+        await w(writer.drain())
+        frames = FrameDecoder(1 << 20).feed(await _hung_up(reader))
+        writer.close()
+        acks = [(frame.header.get("cid"), frame.header["a"], frame.header["status"]) for frame in frames]
+        assert ("2", "processed", "success") in acks and ("2", "persisted", "success") in acks
 
     broker_run(scenario)
 
