@@ -28,11 +28,13 @@ previous file is left as it was.
 from __future__ import annotations
 
 import errno
+import heapq
 import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -58,13 +60,15 @@ class _TopicState:
     """One topic's part of a snapshot: per key, its record (None: gone), tokens and document."""
 
     topic: str
-    keys: list[str]
+    keys: list[str]  # in position order (topic.py "order"); keys that are gone come last
+    positions: list[int]  # of each key; -1 for a key that is gone
     records: list[SowRecord | None]
     tokens: list[tuple[bytes | None, ...] | None] | None  # None: no hash index
     docs: list[Any] | None  # None: the rows need no document
     history: list[tuple[str, list[Saved]]] | None  # per key, its states (None: no history)
     source: SowTopic
     dirty: set[str]  # the keys handed over (restored if the write fails)
+    restored: set[str]  # of those, the ones removed and stored again: their rows are replaced, not updated
 
 
 @dataclass(slots=True)
@@ -82,6 +86,7 @@ class Snapshot:
         """The write failed: mark what it held as changed again."""
         for state in self.topics:
             state.source.dirty.update(state.dirty)
+            state.source.restored.update(state.restored)
         if self.rewrite:
             self.group.needs_rewrite = True
 
@@ -90,15 +95,22 @@ def take_snapshot(group: TopicGroup, *, sequence: int, rewrite: bool) -> Snapsho
     """What a checkpoint of ``group`` at ``sequence`` writes; the topics' dirty sets start empty.
 
     Cost on the caller's thread: about 0.1 µs per changed key (every key with ``rewrite``),
-    C-level lookups of records and tokens; no row, CRC or SQL (those are ~7 µs a record)."""
+    C-level lookups of records and tokens, plus sorting the changed keys by position (about
+    0.4 µs a key); no row, CRC or SQL (those are ~7 µs a record)."""
     indexer = group.indexer
     states = []
     horizons = []
     for topic in list(group.topics.values()):
         dirty, topic.dirty = topic.dirty, set()
+        restored, topic.restored = topic.restored, set()
         # The topic's own dicts (same package), read with C-level map: the loop waits for this.
-        stored, kept = topic._records, topic._tokens  # noqa: SLF001
-        keys = list(stored) if rewrite else list(dirty)
+        stored, kept, order = topic._records, topic._tokens, topic._order  # noqa: SLF001
+        if rewrite:
+            keys = list(stored)  # in position order
+        else:  # new rows get row ids in the order they are inserted: position order (gone keys last)
+            keys = sorted(filter(order.__contains__, dirty), key=order.__getitem__)
+            keys += [key for key in dirty if key not in order]
+        positions = [order.get(key, -1) for key in keys]
         records = list(stored.values()) if rewrite else list(map(stored.get, keys))
         tokens = None
         if indexer.hash_fields:
@@ -112,7 +124,7 @@ def take_snapshot(group: TopicGroup, *, sequence: int, rewrite: bool) -> Snapsho
             saved = [(key, history.states(key)) for key in (history.keys() if rewrite else dirty)]
             if history.horizon is not None:
                 horizons.append(history.horizon)
-        states.append(_TopicState(topic.topic, keys, records, tokens, docs, saved, topic, dirty))
+        states.append(_TopicState(topic.topic, keys, positions, records, tokens, docs, saved, topic, dirty, restored))
     if rewrite:
         group.needs_rewrite = False
     return Snapshot(group, sequence, group.timestamp, max(horizons) if horizons else None, rewrite, states)
@@ -158,7 +170,7 @@ def _write_whole(target: Path, snapshot: Snapshot, sync: bool) -> int:
             for statement in schema(len(group.indexer.hash_fields), len(group.indexer.memo_fields)):
                 connection.execute(statement)
             connection.execute("BEGIN")
-            count = insert_rows(connection, group, (row for state in snapshot.topics for row in _rows(group, state)))
+            count = insert_rows(connection, group, _ordered_rows(group, snapshot.topics))
             for state in snapshot.topics:
                 _write_history(connection, state)
             _write_meta(connection, snapshot)
@@ -186,8 +198,13 @@ def _update(target: Path, snapshot: Snapshot, sync: bool) -> int:
         for state in snapshot.topics:
             gone = [(state.topic, key) for key, record in zip(state.keys, state.records, strict=True) if record is None]
             connection.executemany("DELETE FROM records WHERE topic = ? AND sow_key = ?", gone)
-            changed += len(gone) + insert_rows(connection, group, _rows(group, state), upsert=True)
+            changed += len(gone)
+            # a record removed and stored again goes last, as in memory: a new row, not an update
+            connection.executemany("DELETE FROM records WHERE topic = ? AND sow_key = ?",
+                                   [(state.topic, key) for key, record in zip(state.keys, state.records, strict=True)
+                                    if record is not None and key in state.restored])
             _write_history(connection, state, replace=True)
+        changed += insert_rows(connection, group, _ordered_rows(group, snapshot.topics), upsert=True)
         _write_meta(connection, snapshot)
         connection.execute("COMMIT")
     except sqlite3.DatabaseError as exc:
@@ -243,6 +260,16 @@ def _check_compatible(path: str, meta: SowMeta, group: TopicGroup) -> None:
 
 
 # ------------------------------------------------------------------ rows
+
+
+def _ordered_rows(group: TopicGroup, states: list[_TopicState]) -> Iterator[tuple[Any, ...]]:
+    """The rows of every topic in position order across the topics (each state's rows are in
+    position order already): the file's row ids then follow the in-memory order."""
+    if len(states) == 1:
+        return _rows(group, states[0])
+    ranked = (zip([p for p, r in zip(state.positions, state.records, strict=True) if r is not None], _rows(group, state))
+              for state in states)
+    return (row for _, row in heapq.merge(*ranked, key=itemgetter(0)))
 
 
 def _rows(group: TopicGroup, state: _TopicState) -> Iterator[tuple[Any, ...]]:

@@ -27,8 +27,10 @@ write is replaced by the same identity), so "every identity ever stored" is the 
 
 from __future__ import annotations
 
+import heapq
 import struct
 from collections.abc import Callable, Iterator, Sequence
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -73,6 +75,9 @@ class FastGroup:
         # text, value_token takes any JSON value), for other codecs it is checked on every write.
         self.check_tokens = bool(group.indexer.hash_fields) and not self.json
         self.entries: dict[str, dict[Any, tuple[Any, ...]]] = {}  # concrete topic -> identity -> entry
+        # A Pattern topic's files are in first-store order across its concrete topics (topic.py
+        # "order"): every (topic, identity) stored anew, in order; the last arrival of one counts.
+        self.arrivals: list[tuple[str, Any]] | None = [] if spec.pattern else None
 
     def topic(self, name: str) -> dict[Any, tuple[Any, ...]]:
         found = self.entries.get(name)
@@ -138,6 +143,7 @@ def scan(reader: Any, specs: Sequence[TopicSpec], *, to_sequence: int | None, to
                     if lane.hard:
                         raise Fallback(f"record {sequence}: topic {lane.topic!r} needs the reference")
                     entries, json, parse, key_of = lane.entries, lane.json, lane.parse, lane.key_of
+                    arrivals = lane.arrivals
                     expiring, default, check_tokens = lane.expiring, lane.default, lane.check_tokens
             if fast is None:
                 continue
@@ -165,6 +171,7 @@ def scan(reader: Any, specs: Sequence[TopicSpec], *, to_sequence: int | None, to
                 if old is not None:
                     if expiring and _due(old, timestamp, default):
                         del entries[identity]  # expired on write: the record goes, the new one is inserted
+                        old = None
                     elif command == _DELTA:
                         doc = kept = fast.payloads.merge(fast.doc(old), doc)
                         payload = fast.payloads.serialize(doc)
@@ -177,6 +184,8 @@ def scan(reader: Any, specs: Sequence[TopicSpec], *, to_sequence: int | None, to
                 raise
             except Exception as exc:  # anything else: the reference raises it as it raises it
                 raise Fallback(f"record {sequence}: {type(exc).__name__}") from None
+            if old is None and arrivals is not None:
+                arrivals.append((lane.topic, identity))
             entries[identity] = (payload, kept, sequence, timestamp, expiration)
             last = view  # of the last record applied: the group's sequence and timestamp
         lane.last = last
@@ -190,7 +199,7 @@ def scan(reader: Any, specs: Sequence[TopicSpec], *, to_sequence: int | None, to
 class Lane:
     """What the scan needs for the records of one (topic, message type): looked up once."""
 
-    __slots__ = ("tl", "size", "names", "fast", "group", "topic", "entries", "hard", "json", "parse", "key_of",
+    __slots__ = ("tl", "size", "names", "fast", "group", "topic", "entries", "arrivals", "hard", "json", "parse", "key_of",
                  "expiring", "default", "check_tokens", "last")
 
     def __init__(self, names: bytes, tl: int, fast: FastGroup | None, topic: str) -> None:
@@ -209,6 +218,7 @@ class Lane:
         self.expiring = fast.spec.expiration_enabled
         self.default = fast.spec.expiration
         self.check_tokens = fast.check_tokens
+        self.arrivals = fast.arrivals
 
 
 IGNORED = Lane(b"", -1, None, "")  # a (topic, message type) no SOW topic stores
@@ -297,14 +307,19 @@ def _merge_error(fast: FastGroup, topic: str, delta: Any, sow_key: str | None) -
 # ------------------------------------------------------------------ keys, expiry, rows
 
 
-def keyed(state: FastState) -> list[list[tuple[str, list[str], list[tuple[Any, ...]]]]]:
-    """Per group, per concrete topic: (topic, SOW keys, entries); Fallback on a key collision.
+Keyed = tuple[str, list[str], list[tuple[Any, ...]], list[int] | None]
+"""(concrete topic, SOW keys, entries, their first-store ranks across the topics or None)."""
+
+
+def keyed(state: FastState) -> list[list[Keyed]]:
+    """Per group, per concrete topic: ``Keyed``; Fallback on a key collision.
 
     Generated before anything is written or reported: the check covers every identity stored."""
     found = []
     for fast in state.groups:
         spec, payloads = fast.spec, fast.payloads
-        topics = []
+        topics: list[Keyed] = []
+        rank = {arrival: index for index, arrival in enumerate(fast.arrivals)} if fast.arrivals and len(fast.entries) > 1 else None
         for topic, entries in fast.entries.items():
             if spec.key_fields:
                 domain = spec.domain(topic)
@@ -320,12 +335,12 @@ def keyed(state: FastState) -> list[list[tuple[str, list[str], list[tuple[Any, .
                     raise Fallback(f"two records of topic {topic!r} have the same SOW key")
             else:
                 keys, stored = list(entries), list(entries.values())  # the publisher's keys, checked when stored
-            topics.append((topic, keys, stored))
+            topics.append((topic, keys, stored, [rank[(topic, identity)] for identity in entries] if rank else None))
         found.append(topics)
     return found
 
 
-def sweep(state: FastState, keyed_groups: list[list[tuple[str, list[str], list[tuple[Any, ...]]]]], now: int | None) -> int:
+def sweep(state: FastState, keyed_groups: list[list[Keyed]], now: int | None) -> int:
     """``SowStore.sweep(now)``: drop what is due where expiration is processed; how many."""
     expired = 0
     if now is None:
@@ -333,29 +348,37 @@ def sweep(state: FastState, keyed_groups: list[list[tuple[str, list[str], list[t
     for fast, topics in zip(state.groups, keyed_groups, strict=True):
         if not fast.spec.expiration_enabled:
             continue
-        for position, (topic, keys, entries) in enumerate(topics):
-            kept = [(key, entry) for key, entry in zip(keys, entries, strict=True) if not fast.due(entry, now)]
-            expired += len(entries) - len(kept)
-            topics[position] = (topic, [key for key, _ in kept], [entry for _, entry in kept])
+        for position, (topic, keys, entries, ranks) in enumerate(topics):
+            due = [fast.due(entry, now) for entry in entries]
+            expired += sum(due)
+            topics[position] = (topic, [key for key, gone in zip(keys, due, strict=True) if not gone],
+                                [entry for entry, gone in zip(entries, due, strict=True) if not gone],
+                                None if ranks is None else [rank for rank, gone in zip(ranks, due, strict=True) if not gone])
     return expired
 
 
-def rows(fast: FastGroup, topics: list[tuple[str, list[str], list[tuple[Any, ...]]]]) -> Any:
+def rows(fast: FastGroup, topics: list[Keyed]) -> Any:
     """The records table rows of one group, as ``checkpoint`` writes them (same columns, order, CRC)."""
+    if any(ranks is not None for *_, ranks in topics):  # several concrete topics: first-store order across them
+        ranked = (zip(ranks or (), _topic_rows(fast, topic, keys, entries)) for topic, keys, entries, ranks in topics)
+        return (row for _, row in heapq.merge(*ranked, key=itemgetter(0)))
+    return (row for topic, keys, entries, _ in topics for row in _topic_rows(fast, topic, keys, entries))
+
+
+def _topic_rows(fast: FastGroup, topic: str, keys: list[str], entries: list[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
     from ampsctl.sow.sowfile import row_crc
 
     indexer, payloads, default = fast.group.indexer, fast.payloads, fast.spec.expiration
     indexed = bool(indexer.hash_fields or indexer.memo_fields)
     memos = bool(indexer.memo_fields)
-    for topic, keys, entries in topics:
-        for key, (payload, doc, sequence, timestamp, expiration) in zip(keys, entries, strict=True):
-            at = expires_at(timestamp, expiration, default)
-            row: tuple[Any, ...] = (topic, key, payload, sequence, timestamp, expiration, at,
-                                    row_crc(topic, key, payload, sequence, timestamp, expiration, at))
-            if indexed:
-                fields = payloads.record(doc if doc is not None else payloads.parse(payload))
-                memo, complex_ = indexer.memo_columns(fields) if memos else ([], False)
-                row += (*indexer.hash_tokens(fields), *memo, 1 if complex_ else 0)
-            else:
-                row += (0,)
-            yield row
+    for key, (payload, doc, sequence, timestamp, expiration) in zip(keys, entries, strict=True):
+        at = expires_at(timestamp, expiration, default)
+        row: tuple[Any, ...] = (topic, key, payload, sequence, timestamp, expiration, at,
+                                row_crc(topic, key, payload, sequence, timestamp, expiration, at))
+        if indexed:
+            fields = payloads.record(doc if doc is not None else payloads.parse(payload))
+            memo, complex_ = indexer.memo_columns(fields) if memos else ([], False)
+            row += (*indexer.hash_tokens(fields), *memo, 1 if complex_ else 0)
+        else:
+            row += (0,)
+        yield row

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from ampsctl.errors import InputError
+from ampsctl.sow.history import Saved, as_of_order
 from ampsctl.sow.indexing import ANY
 from ampsctl.sow.jsonfilter import JsonPrefilter, json_prefilter
 from ampsctl.sow.jsonscan import prefiltered_rows
@@ -154,14 +156,20 @@ def _as_of(sow: SowFile, moment: int, horizon: int | None) -> Generator[tuple[So
     if horizon is not None and moment < horizon:
         raise InputError("the as-of time is before the start of the kept history", code="SOW_HISTORY",
                          hint="History/Window limits how far back a SOW can be queried; pick a later time")
+    present: list[tuple[tuple[int, int, str], SowRecord]] = []
     current: tuple[str, str] | None = None
-    found = None
-    for topic, key, timestamp, sequence, payload in sow.history():
+    found: SowRecord | None = None
+    order = (0, 0, "")
+    for topic, key, timestamp, sequence, payload in sow.history():  # per key, in write order
         if (topic, key) != current:
             if found is not None:
-                yield found, None
+                present.append((order, found))
             current, found = (topic, key), None
+            order = as_of_order(key, Saved(timestamp, sequence, payload))
         if timestamp <= moment:
             found = SowRecord(topic, key, payload, sequence, timestamp, None, None) if payload is not None else None
     if found is not None:
-        yield found, None
+        present.append((order, found))
+    present.sort(key=itemgetter(0))  # the in-memory History's order
+    for _, record in present:
+        yield record, None

@@ -10,6 +10,7 @@ the last state saved at or before T, if it is not a deletion.
   at its end (spec [ASSUME] A-H1). A query at T inside a period, before that period's last
   update, therefore sees the previous period's state: history is only as fine as G. G = 0
   keeps every update.
+* Order: as-of results come by each record's first kept state (``as_of_order``).
 * Window W: ``prune(now)`` drops, per key, every state older than ``now - W`` except the newest
   of those, which is still the state in effect at the window's start (a record written once
   long ago is still in the SOW). A key whose newest old state is a deletion is dropped. The
@@ -35,6 +36,12 @@ class Saved:
     timestamp: int
     sequence: int
     payload: bytes | None
+
+
+def as_of_order(key: str, first: Saved) -> tuple[int, int, str]:
+    """Where a record comes in as-of results: by its first kept state (sequence, then timestamp,
+    then key), which the SOW file keeps as well, so memory and file answer in the same order."""
+    return first.sequence, first.timestamp, key
 
 
 class History:
@@ -76,13 +83,17 @@ class History:
                 code="SOW_HISTORY",
                 hint="History/Window limits how far back a SOW can be queried; pick a later time",
             )
+        present = []
         for key, states in self._states.items():
             found = None
             for saved in states:
                 if saved.timestamp <= moment:
                     found = saved
             if found is not None and found.payload is not None:
-                yield key, found
+                present.append((as_of_order(key, states[0]), key, found))
+        present.sort()
+        for _, key, found in present:
+            yield key, found
 
     def prune(self, now: int) -> list[str]:
         """Drop states older than the window (see the module docstring); the keys whose states changed."""

@@ -21,6 +21,7 @@ source produces: the in-memory topic (``topic.SowTopic``) or a SOW file (``sowfi
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -263,26 +264,34 @@ def topic_test(pattern: str | None) -> Callable[[str], bool] | None:
 
 
 def memory_candidates(plan: Plan, topics: Iterable[Any]) -> Iterator[tuple[SowRecord, Any]]:
-    """Candidates from in-memory topics (``SowTopic``), narrowed by SowKeys or a hash index."""
+    """Candidates from in-memory topics (``SowTopic``), narrowed by SowKeys or a hash index, in
+    position order across the topics (topic.py "order"), which is the SOW file's row order."""
     query = plan.query
     wanted = topic_test(query.topic)
-    for topic in topics:
-        if wanted is not None and not wanted(topic.topic):
-            continue
-        if query.as_of is not None:
+    chosen = [topic for topic in topics if wanted is None or wanted(topic.topic)]
+    if query.as_of is not None:
+        for topic in chosen:
             if topic.history is None:
                 raise InputError(f"topic '{topic.topic}' keeps no history", code="SOW_HISTORY",
                                  hint="as-of queries need <History> in the SOW topic's configuration")
             for key, saved in topic.history.as_of(query.as_of):
                 yield SowRecord(topic.topic, key, saved.payload, saved.sequence, saved.timestamp, None, None), None
-            continue
-        if query.keys is not None:
-            keys: Iterable[str] = [key for key in dict.fromkeys(query.keys) if key in topic]
-        elif plan.lookup is not None:
-            keys = topic.lookup(*plan.lookup)
-        else:
-            keys = [record.key for record in topic.records()]
-        for key in keys:
-            record = topic.get(key)
-            if record is not None:
-                yield record, topic.doc(key) if plan.predicate is not None else None
+        return
+    parsed = plan.predicate is not None
+    if len(chosen) == 1:
+        (topic,) = chosen
+        for key in _ordered_keys(plan, topic):
+            yield topic.get(key), topic.doc(key) if parsed else None
+        return
+    merged = heapq.merge(*([(topic.position(key), key, topic) for key in _ordered_keys(plan, topic)] for topic in chosen))
+    for _, key, topic in merged:  # positions are unique: tuples never compare further
+        yield topic.get(key), topic.doc(key) if parsed else None
+
+
+def _ordered_keys(plan: Plan, topic: Any) -> list[str]:
+    """The keys of ``topic``'s candidates in position order (a list: the topic may change meanwhile)."""
+    if plan.query.keys is not None:
+        return topic.in_order(plan.query.keys)
+    if plan.lookup is not None:
+        return topic.in_order(topic.lookup(*plan.lookup))
+    return [record.key for record in topic.records()]  # records() is in position order

@@ -21,6 +21,7 @@ Invariants:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -43,6 +44,7 @@ class TopicGroup:
         self.payloads = Payloads(spec.message_type)
         self.indexer = Indexer(spec.key_fields, spec.hash_indexes, spec.indexes) if not self.payloads.opaque else Indexer((), (), ())
         self.topics: dict[str, SowTopic] = {}
+        self.positions = itertools.count()  # of first stores, across the concrete topics (topic.py "order")
         self.sequence = 0  # complete through this journal sequence (see the module docstring)
         self.timestamp: int | None = None  # of the last record applied to the group
         self.needs_rewrite = True  # the next checkpoint writes a whole new file (none loaded yet)
@@ -50,7 +52,8 @@ class TopicGroup:
     def topic(self, name: str) -> SowTopic:
         found = self.topics.get(name)
         if found is None:
-            found = self.topics[name] = SowTopic(self.spec, name, payloads=self.payloads, indexer=self.indexer)
+            found = self.topics[name] = SowTopic(self.spec, name, payloads=self.payloads, indexer=self.indexer,
+                                                 positions=self.positions)
         return found
 
     def __len__(self) -> int:

@@ -17,13 +17,20 @@ made, which the broker turns into out-of-focus messages and delta subscriptions.
   removes every record due at ``now``; a write that finds its record already due expires it
   first (so replay gives the same result whether or not the broker journaled the EXPIRE
   before a crash); ``expire(key)`` replays a journaled EXPIRE.
-Invariants: ``_records``, ``_docs`` and the hash indexes hold the same keys; a record's index
-entries are those of its current document; ``dirty`` holds every key changed since the last
-checkpoint (records or history), so a checkpoint writes only those; nothing reads a clock.
+* order: every stored key has a position, taken from its group's counter when the key is first
+  stored (an update keeps it; a key stored again after a delete gets a new one). Unordered
+  results come in position order, which is the order of the SOW file's row ids: a checkpoint
+  inserts new rows in position order (a record removed and stored again since the last one
+  becomes a new row: ``restored``), and loading a file gives positions in row-id order.
+Invariants: ``_records``, ``_docs``, ``_order`` and the hash indexes hold the same keys;
+``_records`` iterates in position order; a record's index entries are those of its current
+document; ``dirty`` holds every key changed since the last checkpoint (records or history), so
+a checkpoint writes only those; nothing reads a clock.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -39,7 +46,7 @@ class SowTopic:
     """The SOW of one concrete topic (a Pattern topic has one per matching topic name)."""
 
     def __init__(self, spec: TopicSpec, topic: str | None = None, *, payloads: Payloads | None = None,
-                 indexer: Indexer | None = None) -> None:
+                 indexer: Indexer | None = None, positions: Iterator[int] | None = None) -> None:
         self.spec = spec
         self.topic = topic if topic is not None else spec.name
         self.payloads = payloads or Payloads(spec.message_type)
@@ -49,10 +56,13 @@ class SowTopic:
         self.domain = spec.domain(self.topic)
         self.history = History(spec.history_window or 0, spec.history_granularity or 0) if spec.history else None
         self.dirty: set[str] = set()
+        self.restored: set[str] = set()  # dirty keys removed and stored again: a new position, a new file row
         self._records: dict[str, SowRecord] = {}
         self._docs: dict[str, Any] = {}
         self._tokens: dict[str, tuple[bytes | None, ...]] = {}
         self._hash: list[dict[bytes, dict[str, None]]] = [{} for _ in self.indexer.hash_fields]  # ordered key sets
+        self._positions = positions if positions is not None else itertools.count()  # shared by a group's topics
+        self._order: dict[str, int] = {}  # key -> position (see the module docstring)
 
     # ------------------------------------------------------------------ reading
 
@@ -79,6 +89,15 @@ class SowTopic:
         if doc is None:
             doc = self._docs[key] = self.payloads.parse(self._records[key].payload)
         return doc
+
+    def position(self, key: str) -> int:
+        """Where a stored record comes in unordered results (KeyError for a key not stored)."""
+        return self._order[key]
+
+    def in_order(self, keys: Iterable[str]) -> list[str]:
+        """The stored keys among ``keys``, once each, in position order."""
+        order = self._order
+        return sorted({key for key in keys if key in order}, key=order.__getitem__)
 
     def lookup(self, index: int, tokens: Iterable[bytes]) -> list[str]:
         """Keys whose hash-index ``index`` token is one of ``tokens`` (array values always included)."""
@@ -172,6 +191,10 @@ class SowTopic:
     def _index(self, key: str, record: SowRecord, doc: Any) -> None:
         if key in self._records:
             self._unindex(key)
+        else:
+            self._order[key] = next(self._positions)
+            if key in self.dirty:  # removed since the last checkpoint, which may have written it
+                self.restored.add(key)
         self._records[key] = record
         if doc is not None:
             self._docs[key] = doc
@@ -193,6 +216,7 @@ class SowTopic:
     def _remove(self, key: str, kind: ChangeKind, timestamp: int, sequence: int) -> Change:
         self._unindex(key)
         old = self._records.pop(key)
+        del self._order[key]
         self._docs.pop(key, None)
         self.dirty.add(key)
         if self.history is not None:
