@@ -17,6 +17,7 @@ class ExitCode(IntEnum):
     ENVIRONMENT = 4
     INTERNAL = 5
     INTERRUPTED = 130
+    BROKEN_PIPE = 141  # the reader closed standard output early (128 + SIGPIPE, as a shell reports it)
 
 
 @dataclass(frozen=True, slots=True)

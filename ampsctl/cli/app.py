@@ -12,7 +12,7 @@ import sys
 import typer
 
 from ampsctl import __version__
-from ampsctl.cli import affinity_cmd, broker_cmd, client_cmd, compact_cmd, config_cmd, delta_cmd, filter_cmd, journal_cmd, sow_cmd
+from ampsctl.cli import affinity_cmd, broker_cmd, client_cmd, compact_cmd, config_cmd, delta_cmd, filter_cmd, journal_cmd, sow_cmd, stdout
 from ampsctl.errors import AmpsctlError, ExitCode
 
 app = typer.Typer(
@@ -52,8 +52,15 @@ def _root(
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; click handles usage errors (exit 2), we map everything else."""
     args = sys.argv[1:] if argv is None else argv
+    stdout.install()
     try:
-        app(args=args, prog_name="ampsctl")
+        try:
+            app(args=args, prog_name="ampsctl")
+        finally:
+            sys.stdout.flush()  # a write error surfaces here, in the handlers below, not at exit
+    except stdout.ReaderGone:
+        stdout.quiet_after_broken_pipe()
+        sys.exit(ExitCode.BROKEN_PIPE)
     except AmpsctlError as exc:
         _error(exc)
         sys.exit(exc.exit_code)
