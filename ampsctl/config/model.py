@@ -39,6 +39,9 @@ def has_regex_chars(text: str) -> bool:
     return _REGEX_CHAR.search(text) is not None
 
 
+NESTED_TOO_DEEPLY = "groups nested too deeply to compile"  # the regex package recurses once per level
+
+
 def regex_error(pattern: str) -> str | None:
     """Why ``pattern`` is not a valid PCRE-style regex, or None when it compiles."""
     import regex  # here, not at the top: most configs hold no regex, and the module takes ~10 ms to import
@@ -47,6 +50,8 @@ def regex_error(pattern: str) -> str | None:
         regex.compile(pattern)
     except regex.error as exc:
         return str(exc)
+    except RecursionError:
+        return NESTED_TOO_DEEPLY
     return None
 
 
@@ -58,7 +63,7 @@ def topic_matches(pattern: str, topic: str) -> bool:
 
     try:
         return regex.search(pattern, topic, timeout=0.5) is not None
-    except (regex.error, TimeoutError):
+    except (regex.error, TimeoutError, RecursionError):
         return False
 
 

@@ -36,6 +36,17 @@ _FLAGS = regex.VERSION0 | regex.ASCII
 _METACHAR = re.compile(r"[.^$*+?()\[\]{}|\\]")  # a fixed, safe pattern: the faster re will do
 
 
+def _problem(exc: regex.error | RecursionError) -> str:
+    if isinstance(exc, RecursionError):  # the regex package's parser recurses once per nested group
+        return "groups nested too deeply to compile"
+    return f"{exc.msg} at offset {exc.pos} of the pattern" if exc.pos is not None else exc.msg
+
+
+def _shown(pattern: str) -> str:
+    """The pattern for a message: a huge one is cut (the error says what is wrong with it)."""
+    return repr(pattern) if len(pattern) <= 200 else repr(pattern[:200]) + f"... ({len(pattern)} characters)"
+
+
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def _compile(pattern: str) -> regex.Pattern[str]:
     return regex.compile(pattern, _FLAGS)
@@ -49,10 +60,9 @@ def compile_pattern(pattern: str, *, expression: str = "", position: int | None 
     """
     try:
         return _compile(pattern)
-    except regex.error as exc:
-        where = f" at offset {exc.pos} of the pattern" if exc.pos is not None else ""
+    except (regex.error, RecursionError) as exc:
         raise FilterError(
-            f"invalid regular expression {pattern!r}: {exc.msg}{where}",
+            f"invalid regular expression {_shown(pattern)}: {_problem(exc)}",
             expression=expression,
             position=position,
             hint="LIKE takes a PCRE pattern: escape literal metacharacters such as ( [ . * + ? with a backslash",

@@ -260,6 +260,9 @@ def topic_test(pattern: str | None) -> Callable[[str], bool] | None:
         compiled = regex.compile(pattern)
     except regex.error as exc:
         raise InputError(f"invalid topic regex {pattern!r}: {exc}", code="TOPIC", hint="give a PCRE-style regex") from None
+    except RecursionError:
+        raise InputError(f"invalid topic regex ({len(pattern)} characters): groups nested too deeply to compile",
+                         code="TOPIC", hint="give a PCRE-style regex") from None
     return lambda topic: compiled.search(topic, timeout=0.5) is not None
 
 

@@ -166,3 +166,11 @@ def test_section_resolves_synonyms_in_file_order() -> None:
     assert section.names() == ["Durability", "x"]
     plain = Section(el)
     assert [d.text for d in plain.all("Duration")] == ["a", "c"] and plain.text("Durability") == "b"
+
+
+def test_a_regex_nested_too_deeply_is_reported_not_raised() -> None:
+    from ampsctl.config.model import regex_error, topic_matches
+
+    nested = "(" * 1000 + "a" + ")" * 1000  # the regex package recurses once per group
+    assert regex_error(nested) == "groups nested too deeply to compile"
+    assert topic_matches(nested, "a") is False

@@ -125,6 +125,15 @@ def test_a_constant_that_fails_is_not_folded_and_fails_per_evaluation():
         evaluate(expr, M)
 
 
+def test_a_pattern_nested_too_deeply_is_an_invalid_regular_expression_not_a_crash():
+    nested = "(" * 1000 + "a" + ")" * 1000  # the regex package recurses once per group
+    with pytest.raises(FilterError, match="groups nested too deeply to compile") as caught:
+        compile_filter(parse(f"/a LIKE '{nested}'"))
+    assert len(caught.value.message) < 400  # the pattern is cut in the message
+    with pytest.raises(FilterError, match="nested too deeply"):
+        evaluate(parse(f"REGEXP_MATCH('a', '{nested}') = 'a'"), M)
+
+
 @pytest.mark.parametrize(
     ("text", "value"),
     [

@@ -148,6 +148,11 @@ def test_bad_regex_topic() -> None:
     assert error.reason is Reason.BAD_REGEX_TOPIC and error.ack is not None and error.ack.reason == "bad regex topic"
 
 
+def test_a_regex_topic_nested_too_deeply_is_a_bad_regex_topic() -> None:
+    error = command_error({"c": "subscribe", "cid": "7", "t": "(" * 1000 + "a" + ")" * 1000, "a": "processed"})
+    assert error.reason is Reason.BAD_REGEX_TOPIC and "nested too deeply" in error.message
+
+
 def test_bad_header_value_types() -> None:
     error = command_error({"c": "publish", "cid": "8", "t": "x", "s": "first", "a": "processed"})
     assert error.reason is Reason.INVALID_OPTIONS and "'s'" in error.message

@@ -39,7 +39,7 @@ def _topic_matcher(pattern: str) -> Callable[[str], bool]:
 
     try:
         compiled = regex.compile(pattern)
-    except regex.error:
+    except (regex.error, RecursionError):
         return lambda topic: False
 
     def search(topic: str) -> bool:
