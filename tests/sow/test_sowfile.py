@@ -93,6 +93,23 @@ def test_flipped_byte_in_a_message_is_caught_by_its_crc(tmp_path: Path) -> None:
             list(sow.records())
 
 
+def test_a_table_page_that_lost_a_row_is_caught_when_every_record_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "orders.sow"
+    build(path)
+    connection = sqlite3.connect(path)
+    root, page_size = connection.execute("SELECT rootpage FROM sqlite_master WHERE name = 'records'").fetchone()[0], \
+        connection.execute("PRAGMA page_size").fetchone()[0]
+    connection.close()
+    data = bytearray(path.read_bytes())
+    head = (root - 1) * page_size
+    assert data[head] == 13 and int.from_bytes(data[head + 3:head + 5], "big") == 5  # a leaf page of 5 rows
+    data[head + 3:head + 5] = (4).to_bytes(2, "big")  # one bit: SQLite now sees 4 rows, without an error
+    path.write_bytes(bytes(data))
+    with SowFile.open(path) as sow:
+        with pytest.raises(SowFileError, match="records table gives 4 records but its key index 5"):
+            list(sow.records())
+
+
 def test_flipped_byte_in_meta_is_caught(tmp_path: Path) -> None:
     path = tmp_path / "orders.sow"
     build(path)
