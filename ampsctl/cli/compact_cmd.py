@@ -9,8 +9,8 @@ SOW files: ``ampsctl sow query|dump|stats`` read them.
 
 Exit codes: 0 ok, 1 records or damaged regions were skipped (``--keep-going``,
 ``--skip-corrupt``), 2 usage (an output file exists without ``--force``, a bad option or
-master URL), 3 invalid input (bad config, damaged journal, a record that cannot be applied,
-an unknown bookmark), 4 environment (the output directory cannot be written; no Java or
+master URL, an --as-of or --now that is not a bookmark or timestamp), 3 invalid input (bad
+config, damaged journal, a record that cannot be applied, an unknown bookmark), 4 environment (the output directory cannot be written; no Java or
 pyspark; an unreachable --master).
 """
 
@@ -68,6 +68,7 @@ def compact(
     2 usage, 3 invalid input, 4 environment (output not writable, no Java/pyspark, bad master).
     """
     from ampsctl.cli.config_cmd import parse_env
+    from ampsctl.cli.journal_cmd import _position
     from ampsctl.cli.output import json_text, write_lines
     from ampsctl.cli.pipeline_cli import check_spark_only, corrupt_lines, spark_options, summary_extra
     from ampsctl.cli.sow_cmd import _time, progress_bar
@@ -82,6 +83,8 @@ def compact(
     from ampsctl.sow.spec import topic_specs
 
     check_spark_only(engine, master, conf)
+    if as_of is not None:
+        _position("--as-of", as_of)  # a malformed value is a usage error naming the option; the engine parses it again
     specs = topic_specs(ConfigModel(load_config(str(config), parse_env(env))))
     skipped: list[ReplayError] = []
 

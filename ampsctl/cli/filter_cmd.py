@@ -96,9 +96,10 @@ def test_command(
 ) -> None:
     """Test a filter on JSON messages and print true or false for each one.
 
-    Messages from a file or stdin are numbered by line; blank lines are skipped.
-    Exit codes: 0 every message matched, 1 at least one did not, 3 the filter or a
-    message is invalid (the other messages are still tested).
+    Each message is one JSON object. Messages from a file or stdin are numbered
+    by line; blank lines are skipped. Exit codes: 0 every message matched, 1 at
+    least one did not, 3 the filter or a message is invalid, or a message is not
+    a JSON object (the other messages are still tested).
     """
     from ampsctl.filter.compiler import compile_filter
     from ampsctl.filter.errors import FilterError
@@ -297,10 +298,12 @@ def _too_long(limit: int) -> str:
 def _judge(tree: Expr, predicate: Any, raw: bytes, explain: bool) -> tuple[bool, list | None, str | None]:
     """(verdict from the compiled predicate, --explain rows, or the reason it cannot be tested)."""
     from ampsctl.filter.errors import FilterError
+    from ampsctl.messages.json_codec import JSON
     from ampsctl.messages.json_record import JsonRecord
 
     try:
-        record = JsonRecord.from_bytes(raw)
+        # The json codec, as delta merge and journal import read a message: one JSON object.
+        record = JsonRecord(JSON.parse(raw))
     except (ValueError, AmpsctlError) as exc:  # orjson's JSONDecodeError is a ValueError
         reason = exc.message if isinstance(exc, AmpsctlError) else f"invalid JSON message: {exc}"
         return False, None, _not_utf8(raw) or reason

@@ -172,11 +172,11 @@ def dump_command(
     not in it, or the regex or filter is invalid.
     """
     from ampsctl.journal.jsonl import record_to_json
-    from ampsctl.journal.matching import PayloadFilter, topic_matcher
+    from ampsctl.journal.matching import PayloadFilter
 
     reader = _open_reader(path)
     bounds = {**_start(reader, from_), **_stop(reader, to)}
-    topics = topic_matcher(topic) if topic is not None else None
+    topics = _topics(topic)
     selector = PayloadFilter(filter_) if filter_ is not None else None
     records: Iterable[JournalRecord] = reader.scan(topics=topics, **bounds)
     if selector is not None:
@@ -223,6 +223,21 @@ def _position(option: str, text: str) -> Any:
         return parse_position(text)
     except InputError as exc:
         raise UsageError(f"{option}: {exc.message}", hint=exc.hint) from None
+
+
+def _topics(pattern: str | None) -> Callable[[str], bool] | None:
+    """The --topic test, or None; an invalid regex is an InputError (exit 3) naming --topic."""
+    if pattern is None:
+        return None
+    from ampsctl.filter.errors import FilterError
+    from ampsctl.journal.matching import topic_matcher
+
+    try:
+        return topic_matcher(pattern)
+    except FilterError as exc:
+        raise InputError(f"--topic: {exc.message}", code="TOPIC",
+                         hint="--topic takes a PCRE-style regex, searched anywhere in the topic name: escape literal "
+                              "metacharacters such as ( [ . * + ? with a backslash") from None
 
 
 def _text_record(record: JournalRecord) -> str:
@@ -305,13 +320,12 @@ def replay_command(
     from ampsctl.client.pacing import Pace
     from ampsctl.client.replay import replay
     from ampsctl.client.session import Target
-    from ampsctl.journal.matching import topic_matcher
 
     target = Target(to, name, connect_timeout)
     pace = Pace(speed=1.0 if speed is None and rate is None else speed, rate=rate, max_gap=max_gap)
     reader = _open_reader(path)
     bounds = {**_start(reader, from_), **_stop(reader, until, "--until")}
-    topics = topic_matcher(topic) if topic is not None else None
+    topics = _topics(topic)
     total = sum(1 for _ in reader.scan_views(topics=topics, **bounds)) if sys.stdout.isatty() else 0
     with _progress(total, "replaying", bytes_=False) as advance:
         summary = replay(reader.scan(topics=topics, **bounds), target, pace, window=window, progress=advance)

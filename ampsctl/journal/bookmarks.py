@@ -9,6 +9,9 @@
 * Timestamps are µs since the Unix epoch, UTC. Text forms: AMPS ``20261122T093000[.ffffff][Z]``
   (basic ISO-8601, always UTC) and extended ISO-8601 ``2026-11-22T09:30:00[.ffffff][Z|±hh:mm]``
   (an offset is converted to UTC; no zone means UTC, as in AMPS). Fractions have 1-6 digits.
+  An offset is at most ±23:59 (minutes below 60), and the time in UTC must fall in the years
+  1 to 9999 (what the text forms can express); anything else is an InputError, never an
+  OverflowError.
 """
 
 from __future__ import annotations
@@ -88,8 +91,22 @@ def _to_micros(text: str, found: re.Match[str]) -> int:
     if zone != "Z":
         sign = 1 if zone[0] == "+" else -1
         digits = zone[1:].replace(":", "")
-        moment -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+        hours, minutes = int(digits[:2]), int(digits[2:])
+        if hours > 23 or minutes > 59:
+            raise InputError(f"invalid timestamp {text!r}: UTC offset {zone} is not -23:59 to +23:59 (minutes below 60)",
+                             code="TIMESTAMP", hint=_TIME_HINT)
+        try:
+            moment -= sign * timedelta(hours=hours, minutes=minutes)
+        except OverflowError:
+            raise InputError(f"invalid timestamp {text!r}: out of range: in UTC it is outside the years 1 to 9999",
+                             code="TIMESTAMP", hint=_TIME_HINT) from None
     return (moment - _UNIX_EPOCH) // _ONE_US
+
+
+def is_timestamp_shaped(text: str) -> bool:
+    """Whether ``text`` has the shape of a timestamp (its values may still be invalid)."""
+    stripped = text.strip()
+    return any(pattern.fullmatch(stripped) is not None for pattern in (_AMPS_TIME, _ISO_TIME))
 
 
 def format_timestamp(us: int) -> str:
@@ -136,6 +153,8 @@ def parse_position(text: str) -> Position:
         return min(bounded, key=lambda p: p.sequence or 0) if bounded else Position(now=True)
     if "|" in stripped:
         parse_bookmark(stripped)  # raises the bookmark error, which is what the user meant
+    if is_timestamp_shaped(stripped):
+        return Position(timestamp=parse_timestamp(stripped))  # its error says what is wrong with it
     try:
         return Position(timestamp=parse_timestamp(stripped))
     except InputError:

@@ -50,6 +50,7 @@ _KNOWN = frozenset(("command", "topic", "message_type", "timestamp", *_OPTIONAL_
                     *_MESSAGE, "filter", "keys", *_IGNORED))
 _CHECKED_TYPES = ("json", "xml", "fix", "nvfix")
 _UINT64 = (1 << 64) - 1
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1  # a journal record's timestamp is a signed 64-bit µs count
 HINT = ('one JSON object per line, e.g. {"command":"publish","topic":"orders","data":{"id":1}}; '
         "see `ampsctl journal import --help`")
 
@@ -64,7 +65,13 @@ class Clock:
         self.previous: int | None = None
 
     def stamp(self, given: int | None) -> int:
+        """The record's timestamp; InputError (no location) when a computed one leaves the journal's range."""
         value = given if given is not None else (self.start if self.previous is None else self.previous + self.step)
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise _bad(f"this record has no timestamp, and the previous record's ({self.previous}) plus the step "
+                       f"({self.step} µs) is {value}, beyond the largest timestamp a journal holds ({_INT64_MAX} µs)",
+                       hint="give this record a 'timestamp', or an earlier one to the record before it "
+                            "(or a smaller --step-us to `ampsctl journal import`)")
         self.previous = value
         return value
 
@@ -202,7 +209,7 @@ def _timestamp(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise _bad(f"'timestamp' must be µs since the epoch or timestamp text, not {_kind(value)}")
     if isinstance(value, int):
-        if not -(1 << 63) <= value < (1 << 63):
+        if not _INT64_MIN <= value <= _INT64_MAX:
             raise _bad(f"'timestamp' {value} is out of range (µs since the epoch)")
         return value
     return parse_timestamp(value)

@@ -134,7 +134,7 @@ def test_no_orphan_golden_files() -> None:
 def test_exit_codes_follow_the_contract() -> None:
     expected = {
         "compact-text": 0, "compact-keep-going": 1, "compact-error-bad-record": 3, "compact-error-damaged-journal": 3,
-        "compact-error-bad-config": 3, "compact-error-unknown-bookmark": 3, "compact-error-bad-as-of": 3,
+        "compact-error-bad-config": 3, "compact-error-unknown-bookmark": 3, "compact-error-bad-as-of": 2,
         "compact-error-out-is-a-file": 2,
     }
     for name, code in expected.items():
