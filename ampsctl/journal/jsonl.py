@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -79,8 +81,8 @@ class Clock:
 def parse_line(raw: bytes | str, clock: Clock) -> JournalRecord:
     """One JSONL line as a record (sequence 0: the writer assigns it); InputError without a location."""
     try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
+        obj = _loads(raw)
+    except ValueError as exc:  # orjson's JSONDecodeError and json's are ValueErrors
         raise _bad(f"not valid JSON: {exc}") from None
     if not isinstance(obj, dict):
         raise _bad(f"a line must be a JSON object, not {_kind(obj)}")
@@ -169,6 +171,31 @@ def delete_criteria(payload: bytes) -> DeleteCriteria | None:
 # ----------------------------------------------------------------------------- helpers
 
 
+_LONG_INTEGER = re.compile(rb"[0-9]{20}")  # more digits than a 64-bit integer has
+
+
+def _loads(raw: bytes | str) -> Any:
+    """A line's JSON. orjson reads an integer beyond 64 bits as a float, losing digits, so a
+    line with such a number is read by the standard library, which keeps every integer exact
+    (and refuses NaN and Infinity, as orjson does)."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if _LONG_INTEGER.search(data) is None:
+        return orjson.loads(raw)
+    return json.loads(data, parse_constant=_no_constant)
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _dumps(value: Any) -> bytes:
+    """``data`` as message bytes; integers beyond 64 bits are written exactly (the standard library)."""
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 def _bad(message: str, *, hint: str = HINT) -> InputError:
     return InputError(message, code="JOURNAL_JSONL", hint=hint)
 
@@ -231,7 +258,7 @@ def _message(obj: dict[str, Any], message_type: str) -> bytes:
     if name == "data":
         if message_type.lower() != "json" or not isinstance(value, dict):
             raise _bad("'data' must be a JSON object, for json messages; give other messages as 'payload' text")
-        return orjson.dumps(value)
+        return _dumps(value)
     if not isinstance(value, str):
         raise _bad(f"'{name}' must be a string, not {_kind(value)}")
     if name == "payload_base64":
@@ -285,7 +312,7 @@ def _delete_payload(obj: dict[str, Any], message_type: str) -> bytes:
     if isinstance(value, dict) and name == "data":
         if message_type.lower() != "json":
             raise _bad("'data' as a JSON object needs message_type json; give other messages as text")
-        text = orjson.dumps(value).decode("utf-8")
+        text = _dumps(value).decode("utf-8")
     elif isinstance(value, str):
         text = value
         _check_message(value.encode("utf-8"), message_type)

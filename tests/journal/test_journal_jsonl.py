@@ -95,3 +95,16 @@ def test_delete_criteria() -> None:
     assert delete_criteria(b'{"keys":["1"]}').keys == ("1",)
     assert delete_criteria(b'{"data":"x"}').data == b"x"
     assert delete_criteria(b'{"filter":1}') is None and delete_criteria(b"junk") is None
+
+
+@pytest.mark.parametrize("command", ["publish", "sow_delete"])
+def test_integers_beyond_64_bits_are_kept_exactly(command: str) -> None:
+    line = '{"command":"%s","topic":"o","data":{"id":123456789012345678901234567890,"f":1.5,"n":-98765432109876543210}}'
+    record = parse_line(line % command, Clock())
+    assert b"123456789012345678901234567890" in record.payload and b"-98765432109876543210" in record.payload
+    assert b"1.5" in record.payload and b"e+" not in record.payload  # not read as a float
+
+
+def test_a_line_with_a_long_integer_still_refuses_what_json_does_not_allow() -> None:
+    with pytest.raises(InputError, match="not valid JSON"):
+        parse_line('{"topic":"o","data":{"id":123456789012345678901234567890,"x":NaN}}', Clock())
