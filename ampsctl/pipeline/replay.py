@@ -20,7 +20,7 @@ Plain Python, no pyspark.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -41,6 +41,7 @@ class KeyResult:
     expired: int = 0  # records ``sweep(now)`` expired (0 or 1)
     errors: list[ReplayError] = field(default_factory=list)
     history: list[Saved] = field(default_factory=list)  # the key's saved states (History topics), in order
+    first: int | None = None  # the sequence that first stored ``record`` (an update keeps it): its place in the file
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +54,16 @@ class FilterDelete:
     filter: str
 
 
-def replay_key(spec: TopicSpec, key: str, records: Iterable[JournalRecord | FilterDelete], now: int | None) -> KeyResult:
-    """The state of one SOW key after ``records`` (in sequence order) and expiry at ``now``."""
+def replay_key(spec: TopicSpec, key: str, records: Iterable[JournalRecord | FilterDelete], now: int | None,
+               starts: Mapping[int, int] | None = None) -> KeyResult:
+    """The state of one SOW key after ``records`` (in sequence order) and expiry at ``now``.
+
+    ``starts``: for a record that stands for a run of publishes left out before it, the sequence
+    of the run's first (``spark_compact._superseded_dropped``), where the record was first stored."""
     store = SowStore([spec])
     group = store.groups[0]
     errors: list[ReplayError] = []
+    position = first = None
     for record in records:
         try:
             if isinstance(record, FilterDelete):
@@ -66,12 +72,16 @@ def replay_key(spec: TopicSpec, key: str, records: Iterable[JournalRecord | Filt
                 store.apply(record)
         except ReplayError as exc:
             errors.append(exc)
+        stored_at = next((topic.position(key) for topic in group.topics.values() if key in topic), None)
+        if stored_at != position:  # stored anew (first, or again after a delete or an expiry)
+            position = stored_at
+            first = None if stored_at is None else (starts or {}).get(record.sequence, record.sequence)
     expired = len(store.sweep(now)) if now is not None else 0  # also prunes History to its window
     stored = next((topic.get(key) for topic in group.topics.values() if topic.get(key) is not None), None)
     # A deleted key keeps its History (its states end with a deletion), so it is returned
     # whether or not the key still holds a record.
     history = [saved for topic in group.topics.values() if topic.history is not None for saved in topic.history.states(key)]
-    return KeyResult(stored, expired, errors, history)
+    return KeyResult(stored, expired, errors, history, first if stored is not None else None)
 
 
 def _filter_delete(group: TopicGroup, key: str, delete: FilterDelete) -> None:

@@ -32,6 +32,7 @@ import heapq
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,8 @@ KEYED = pa.schema([pa.field("kind", pa.string()), pa.field("grp", pa.int32()), p
 RESULT = pa.schema([
     pa.field("kind", pa.string()), pa.field("grp", pa.int32()), pa.field("topic", pa.string()), pa.field("key", pa.string()),
     pa.field("payload", pa.binary()), pa.field("sequence", pa.int64()), pa.field("ts", pa.int64()),
-    pa.field("expiration", pa.int64()), pa.field("expires_at", pa.int64()), pa.field("count", pa.int64()), *_ERROR_FIELDS,
+    pa.field("expiration", pa.int64()), pa.field("expires_at", pa.int64()), pa.field("count", pa.int64()),
+    pa.field("first", pa.int64()), *_ERROR_FIELDS,
 ])
 _RECORD_COLUMNS = [f.name for f in _RECORD_FIELDS]
 _SPARK_TYPES = {pa.int64(): "BIGINT", pa.int32(): "INT", pa.string(): "STRING", pa.binary(): "BINARY"}
@@ -218,7 +220,7 @@ def _groups(specs: tuple[TopicSpec, ...], state: dict[str, Any]) -> list[TopicGr
             group.topic(topic)  # a concrete topic exists once a record reached it, even if it is empty now
         group.timestamp = state["timestamps"].get(position)
         group.sequence = state["last_sequence"]
-    for row in state["records"]:
+    for row in sorted(state["records"], key=itemgetter("grp", "first")):  # first-store order, as the local engine's
         group = groups[row["grp"]]
         group.topic(row["topic"]).load(SowRecord(row["topic"], row["key"], row["payload"], row["sequence"], row["ts"],
                                                  row["expiration"], row["expires_at"]))
@@ -290,9 +292,9 @@ def _replay(specs: tuple[TopicSpec, ...], shared: Any, now: int | None) -> Calla
             assert current is not None
             group, topic, key = current
             deletes = filters.get((group, topic), ())
-            run_records = pending if deletes or not _plain(specs[group]) else _superseded_dropped(pending)
+            run_records, starts = (pending, None) if deletes or not _plain(specs[group]) else _superseded_dropped(pending)
             merged = heapq.merge(run_records, deletes, key=lambda item: item.sequence)
-            result = replay_key(specs[group], key, merged, now)
+            result = replay_key(specs[group], key, merged, now, starts)
             expired += result.expired
             rows = [{"kind": "error", "grp": group, "topic": exc.topic, "sequence": exc.sequence, "message": _bare(exc),
                      "code": exc.code, "hint": exc.hint} for exc in result.errors]
@@ -302,7 +304,7 @@ def _replay(specs: tuple[TopicSpec, ...], shared: Any, now: int | None) -> Calla
             if stored is not None:
                 rows.append({"kind": "record", "grp": group, "topic": stored.topic, "key": stored.key, "payload": stored.payload,
                              "sequence": stored.sequence, "ts": stored.timestamp, "expiration": stored.expiration,
-                             "expires_at": stored.expires_at})
+                             "expires_at": stored.expires_at, "first": result.first})
             return rows
 
         for batch in batches:
@@ -323,23 +325,35 @@ def _replay(specs: tuple[TopicSpec, ...], shared: Any, now: int | None) -> Calla
 
 
 def _plain(spec: TopicSpec) -> bool:
-    """A topic where a publish followed by a publish can be skipped (``_superseded_dropped``)."""
-    return not spec.history and spec.message_type == "json"
+    """A topic where a publish followed by a publish can be skipped (``_superseded_dropped``): no
+    History, and no expiry on write (which would store the record anew inside the run)."""
+    return not spec.history and spec.message_type == "json" and not spec.expiration_enabled
 
 
-def _superseded_dropped(records: list[JournalRecord]) -> list[JournalRecord]:
+def _superseded_dropped(records: list[JournalRecord]) -> tuple[list[JournalRecord], dict[int, int]]:
     """A key's run without the publishes the very next record republishes (a run of plain
     publishes is most of a journal). Replaying them changes nothing the next one leaves: it
     replaces the whole record and restarts its lifetime, nothing expires it in between, and
     it cannot be refused (keying parsed and keyed it; a JSON topic's index tokens cannot
     fail; a negative expiration is kept for the replay to refuse). Not for History topics
-    (each write is a state) nor for keys with filter deletes of their topic (the caller)."""
+    (each write is a state) nor for keys with filter deletes of their topic (the caller).
+    Also returns, for each record kept right after left-out ones, the first left out: where
+    the record was first stored, if the run stored it anew (``replay_key``'s ``starts``)."""
     publish = Command.PUBLISH
-    kept = [record for record, following in zip(records, records[1:])
-            if not (record.command is publish and following.command is publish
-                    and (record.expiration is None or record.expiration >= 0))]
+    kept: list[JournalRecord] = []
+    starts: dict[int, int] = {}  # a kept record -> the first of the publishes left out right before it
+    run_start = None
+    for record, following in zip(records, records[1:]):
+        if record.command is publish and following.command is publish and (record.expiration is None or record.expiration >= 0):
+            run_start = record.sequence if run_start is None else run_start
+            continue
+        if run_start is not None:
+            starts[record.sequence], run_start = run_start, None
+        kept.append(record)
+    if run_start is not None:
+        starts[records[-1].sequence] = run_start
     kept.append(records[-1])
-    return kept
+    return kept, starts
 
 
 def _bare(error: ReplayError) -> str:

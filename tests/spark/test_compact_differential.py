@@ -3,7 +3,8 @@
 One 100k-record journal (``journals.generate``: three SOW topics, a Pattern topic with History, publish,
 delta_publish, sow_delete by keys/data/filter, EXPIRE records, expirations, timestamps that
 step back, refused records) compacted by both engines at several as-of points. Compared:
-every stored record (topic, key, payload, sequence, timestamp, expiration, expires_at), every
+every stored record (topic, key, payload, sequence, timestamp, expiration, expires_at) in file
+order, every
 History state, each file's meta (last sequence, last timestamp, history horizon, spec), and
 the counts of the run.
 """
@@ -36,7 +37,8 @@ def _files(outcome) -> list:
     found = []
     for compacted in outcome.result.files:
         with SowFile.open(compacted.path) as sow:
-            rows = sorted((r.topic, r.key, r.payload, r.sequence, r.timestamp, r.expiration, r.expires_at) for r in sow.records())
+            # in file order: unordered query results (and a top-n without order_by) follow it
+            rows = [(r.topic, r.key, r.payload, r.sequence, r.timestamp, r.expiration, r.expires_at) for r in sow.records()]
             history = sorted(sow.history(), key=lambda state: (state[0], state[1]))  # write order kept per key
             found.append((Path(compacted.path).name, rows, history, sow.meta.history_horizon, sow.meta.last_sequence,
                           sow.meta.last_timestamp, sow.meta.spec, compacted.records, compacted.topics))

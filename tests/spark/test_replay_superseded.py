@@ -48,11 +48,29 @@ def test_same_replay_without_superseded_publishes(seed: int) -> None:
     now = run[-1].timestamp + rng.choice((0, SECOND, 30 * SECOND))
     key = generate_key(spec.name, [7]) if spec.key_fields else "k7"
     whole = replay_key(spec, key, run, now)
-    short = replay_key(spec, key, _superseded_dropped(run), now)
+    kept, starts = _superseded_dropped(run)
+    short = replay_key(spec, key, kept, now, starts)
     assert (whole.record, whole.expired, [str(e) for e in whole.errors]) == \
            (short.record, short.expired, [str(e) for e in short.errors])
+    if not spec.expiration_enabled:  # the shortcut's topics (spark_compact._plain): the place in the file too
+        assert whole.first == short.first
 
 
 def test_it_drops_something() -> None:
     runs = [_run(random.Random(seed), "orders") for seed in range(40)]
-    assert sum(len(run) - len(_superseded_dropped(run)) for run in runs) > 40
+    assert sum(len(run) - len(_superseded_dropped(run)[0]) for run in runs) > 40
+
+
+def test_first_is_where_the_record_was_stored_anew() -> None:
+    spec = SPECS[2]  # ticks: no expiration
+    key = generate_key("ticks", [7])
+    run = [JournalRecord(n, T0 + n, command, "ticks", "json", payload, sow_key)
+           for n, command, payload, sow_key in [
+               (1, Command.PUBLISH, b'{"id":7,"v":1}', None), (2, Command.PUBLISH, b'{"id":7,"v":2}', None),
+               (3, Command.SOW_DELETE, sow_delete_payload(keys=[key]), None),
+               (4, Command.PUBLISH, b'{"id":7,"v":4}', None), (5, Command.PUBLISH, b'{"id":7,"v":5}', None),
+               (6, Command.DELTA_PUBLISH, b'{"id":7,"w":6}', None)]]
+    assert replay_key(spec, key, run, None).first == 4
+    kept, starts = _superseded_dropped(run)
+    assert [r.sequence for r in kept] == [2, 3, 5, 6] and starts == {2: 1, 5: 4}
+    assert replay_key(spec, key, kept, None, starts).first == 4
