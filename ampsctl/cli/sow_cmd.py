@@ -276,7 +276,17 @@ def _time(option: str, text: str | None) -> int | None:
 
 def _message(record: SowRecord, doc: Any, payloads: Payloads) -> Any:
     if payloads.message_type == "json":
-        return doc if doc is not None else payloads.parse(record.payload)
+        if doc is not None:
+            return doc
+        from ampsctl.errors import InputError
+
+        try:
+            return payloads.parse(record.payload)
+        except InputError as exc:  # the CRC matched: the file was written with it (not by ampsctl's SOW)
+            raise InputError(f"the message of record {record.key!r} (topic {record.topic!r}) is not a JSON object: "
+                             f"{exc.message}", code="SOW_MESSAGE",
+                             hint="the file holds a message ampsctl would not have stored; rebuild the file from its "
+                             "journal (`ampsctl journal compact`)") from None
     raw = record.payload if doc is None else payloads.serialize(doc)
     return raw.decode("utf-8", "backslashreplace")
 

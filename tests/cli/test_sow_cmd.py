@@ -201,3 +201,19 @@ def test_in_process_query_uses_the_indexes(cli, built: Path) -> None:
     assert cli("sow", "query", ORDERS, "--filter", "/region = 'EMEA'").stdout.rstrip().endswith("2 records (hash index /region)")
     assert cli("sow", "query", ORDERS, "--filter", "/qty > 90").stdout.rstrip().endswith("3 records (memo pre-filter)")
     assert cli("sow", "query", ORDERS, "--key", KEY_2).stdout.rstrip().endswith("1 record (sow keys)")
+
+
+def test_a_stored_message_that_is_not_a_json_object_is_named(built: Path, tmp_path: Path) -> None:
+    from ampsctl.sow.sowfile import row_crc
+
+    path = tmp_path / "odd.sow"
+    shutil.copy(built / ORDERS, path)
+    with sqlite3.connect(path) as connection:  # a row ampsctl would never write, with a matching CRC
+        topic, key, sequence, timestamp, expiration, expires_at = connection.execute(
+            "SELECT topic, sow_key, sequence, timestamp, expiration, expires_at FROM records WHERE sow_key = ?", (KEY_2,)).fetchone()
+        connection.execute("UPDATE records SET payload = ?, crc = ? WHERE sow_key = ?",
+                           (b"[2,600]", row_crc(topic, key, b"[2,600]", sequence, timestamp, expiration, expires_at), KEY_2))
+    result = subprocess.run([sys.executable, "-m", "ampsctl", "sow", "dump", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 3
+    assert f"the message of record '{KEY_2}' (topic 'orders') is not a JSON object" in result.stderr
+    assert "journal compact" in result.stderr
