@@ -291,8 +291,12 @@ def _message(record: SowRecord, doc: Any, payloads: Payloads) -> Any:
     return raw.decode("utf-8", "backslashreplace")
 
 
+_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(32), 127) if code != 0x0A} | {0x01: "|"}  # SOH: FIX's delimiter
+
+
 def _shown(text: str) -> str:
-    return text.replace("\x01", "|")
+    """Text for the terminal table: FIX's SOH as |, other control characters (ESC...) escaped, not sent."""
+    return text.translate(_CONTROLS)
 
 
 def _counted(records: Iterable[Any], advance: Callable[[int], None]) -> Iterator[Any]:

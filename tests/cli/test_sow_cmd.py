@@ -217,3 +217,15 @@ def test_a_stored_message_that_is_not_a_json_object_is_named(built: Path, tmp_pa
     assert result.returncode == 3
     assert f"the message of record '{KEY_2}' (topic 'orders') is not a JSON object" in result.stderr
     assert "journal compact" in result.stderr
+
+
+def test_the_table_escapes_control_characters_of_messages(built: Path, tmp_path: Path) -> None:
+    (tmp_path / "sow-demo.xml").write_bytes(SOW_CONFIG)
+    (tmp_path / "in.jsonl").write_text('{"command":"publish","topic":"trades","message_type":"fix",'
+                                       '"payload":"55=IBM\\u000158=\\u001b[31mred\\u001b[0m\\u0001"}\n')
+    _ampsctl("journal", "import", "in.jsonl", "--out", "journal", cwd=tmp_path)
+    _ampsctl("journal", "compact", "journal", "--config", "sow-demo.xml", "--out", "out", cwd=tmp_path)
+    result = subprocess.run([sys.executable, "-m", "ampsctl", "sow", "query", f"out/{TRADES}"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and "\x1b" not in result.stdout  # a terminal would act on it
+    assert "58=\\x1b[31mred\\x1b[0m|" in result.stdout.replace("\n", "").replace(" ", "")
