@@ -21,8 +21,8 @@ value right after any intact checksum is the constant ``RESIDUE`` (0x2144DF1C), 
   record only when that fails, to name the first bad one.
 
 Invariants:
-* ``decode_records`` returns only records whose checksum, lengths, command and flags are
-  valid; on damage it returns the good records before it and raises ``RecordDefect`` with the
+* ``decode_records`` returns only records whose checksum, lengths, command, flags and texts
+  (UTF-8) are valid, exactly what ``record_defect`` checks (``views.view_records`` too); on damage it returns the good records before it and raises ``RecordDefect`` with the
   offset of the first bad record, never skipping one.
 * A record is never longer than the data it was cut from: ``RecordDefect.incomplete`` marks a
   record whose declared length runs past the end of the data (the caller decides whether the
@@ -84,7 +84,8 @@ class SegmentHeader(NamedTuple):
 
 
 class HeaderDefect(Exception):
-    """A segment header that cannot be read; ``kind`` is short, zero, magic, version or checksum."""
+    """A segment header that cannot be read; ``kind`` is short, zero, magic, version, checksum or
+    sequence (a first sequence of 0: sequences start at 1)."""
 
     def __init__(self, kind: str, reason: str) -> None:
         super().__init__(reason)
@@ -93,14 +94,17 @@ class HeaderDefect(Exception):
 
 
 class RecordDefect(Exception):
-    """A bad record at ``offset`` (relative to the data decoded); ``incomplete``: runs past the end."""
+    """A bad record at ``offset`` (relative to the data decoded); ``incomplete``: runs past the end;
+    ``intact``: its checksum is intact (the structure is bad), so it cannot be a torn write."""
 
-    def __init__(self, offset: int, reason: str, *, incomplete: bool = False, sequence: int | None = None) -> None:
+    def __init__(self, offset: int, reason: str, *, incomplete: bool = False, sequence: int | None = None,
+                 intact: bool = False) -> None:
         super().__init__(reason)
         self.offset = offset
         self.reason = reason
         self.incomplete = incomplete
         self.sequence = sequence  # the record's sequence field when it could be read
+        self.intact = intact
 
 
 # ----------------------------------------------------------------------------- headers
@@ -128,6 +132,8 @@ def decode_header(data: bytes) -> SegmentHeader:
         raise HeaderDefect("checksum", "segment header checksum mismatch")
     if size != HEADER_SIZE or flags != 0:
         raise HeaderDefect("checksum", f"segment header has size {size} and flags {flags:#x}; version 1 has {HEADER_SIZE} and 0")
+    if first == 0:
+        raise HeaderDefect("sequence", "segment header says its first sequence is 0; sequences start at 1")
     return SegmentHeader(number, first, version)
 
 
@@ -434,18 +440,21 @@ def record_defect(data: bytes, offset: int, end: int) -> RecordDefect | None:
     stored = TRAILER.unpack_from(data, offset + length - 4)[0]
     if zlib.crc32(view[offset:offset + length - 4], RESIDUE) != stored:
         return RecordDefect(offset, f"checksum mismatch in a {length}-byte record", sequence=sequence)
+    # The checksum is intact from here on: what follows is a structure no writer of this format
+    # makes (another tool's, or crafted), never a torn write.
     if length != MIN_RECORD + tl + ml + sl + cl + nl + pl:
-        return RecordDefect(offset, f"field lengths do not add up to the record length {length}", sequence=sequence)
+        return RecordDefect(offset, f"field lengths do not add up to the record length {length}", sequence=sequence,
+                            intact=True)
     if not 0 < command < 5:
-        return RecordDefect(offset, f"unknown command byte {command}", sequence=sequence)
+        return RecordDefect(offset, f"unknown command byte {command}", sequence=sequence, intact=True)
     if flags & ~KNOWN_FLAGS:
-        return RecordDefect(offset, f"unknown flag bits {flags & ~KNOWN_FLAGS:#x}", sequence=sequence)
+        return RecordDefect(offset, f"unknown flag bits {flags & ~KNOWN_FLAGS:#x}", sequence=sequence, intact=True)
     p = offset + HEAD_SIZE
     for name, size in (("topic", tl), ("message type", ml), ("sow key", sl), ("correlation id", cl), ("client name", nl)):
         try:
             str(data[p:p + size], "utf-8")
         except UnicodeDecodeError:
-            return RecordDefect(offset, f"{name} is not valid UTF-8", sequence=sequence)
+            return RecordDefect(offset, f"{name} is not valid UTF-8", sequence=sequence, intact=True)
         p += size
     return None
 

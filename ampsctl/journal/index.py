@@ -18,8 +18,10 @@ count) so a reader learns a sealed segment's range without reading it.
 
 On disk (``NNNNNNNN.index`` next to ``NNNNNNNN.journal``; docs/formats.md) it is written once,
 when the writer seals or closes a segment, through a temporary file and a rename. It is a
-cache: ``covered_bytes`` must equal the segment's size and the checksum must match, otherwise
-the reader ignores it and rebuilds the same index in memory from the segment. Pure: bytes in,
+cache: ``covered_bytes`` must equal the segment's size, the checksum must match and the
+entries must be in order inside the segment (``decode_index``), otherwise the reader ignores it
+and rebuilds the same index in memory from the segment. The reader also checks that an entry
+lands on its record before it seeks there (reader.py). Pure: bytes in,
 bytes out; the file handling is in ``segment.py`` and ``writer.py``.
 """
 
@@ -29,6 +31,8 @@ import struct
 import zlib
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+
+from ampsctl.journal.codec import HEADER_SIZE
 
 INDEX_MAGIC = b"\x89AJX\r\n\x1a\n"
 INDEX_VERSION = 1
@@ -86,6 +90,11 @@ class SegmentIndex:
         i = bisect_right(self.sequences, sequence) - 1
         return self.offsets[max(i, 0)] if self.offsets else 0
 
+    def sequence_at(self, offset: int) -> int | None:
+        """The sequence of the entry at ``offset`` (None when no entry is there)."""
+        i = bisect_left(self.offsets, offset)
+        return self.sequences[i] if i < len(self.offsets) and self.offsets[i] == offset else None
+
     def offset_for_timestamp(self, timestamp: int) -> int:
         """Where a scan for the first record with a timestamp >= ``timestamp`` starts."""
         i = bisect_left(self.max_before, timestamp) - 1
@@ -131,7 +140,25 @@ def decode_index(data: bytes) -> SegmentIndex:
         index.offsets.append(offset)
         index.max_before.append(before)
     index.next_entry = (index.offsets[-1] + SPACING) if index.offsets else 0
+    _check_entries(index)
     return index
+
+
+def _check_entries(index: SegmentIndex) -> None:
+    """IndexDefect for an intact index that cannot describe a segment (another tool's, or crafted):
+    the reader then walks the segment instead. It still checks each entry it uses (reader.py)."""
+    sequences, offsets = index.sequences, index.offsets
+    if index.records != index.last_sequence - index.first_sequence + 1 or index.records < 0:
+        raise IndexDefect(f"record count {index.records} does not match sequences {index.first_sequence} to {index.last_sequence}")
+    if bool(offsets) != bool(index.records):
+        raise IndexDefect(f"{len(offsets)} entries for {index.records} records")
+    if not offsets:
+        return
+    if offsets[0] != HEADER_SIZE or sequences[0] != index.first_sequence:
+        raise IndexDefect("the first entry is not the segment's first record")
+    for i in range(1, len(offsets)):
+        if not (offsets[i - 1] < offsets[i] < index.covered_bytes and sequences[i - 1] < sequences[i] <= index.last_sequence):
+            raise IndexDefect(f"entry {i} does not come after entry {i - 1} inside the segment")
 
 
 def same_index(a: SegmentIndex, b: SegmentIndex) -> str | None:

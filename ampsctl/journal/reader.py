@@ -13,6 +13,14 @@ Opening costs one header read per segment plus:
 
 A scan starts at the segment and index entry nearest its start point, so a bookmark or a
 timestamp near the end of a large journal costs at most one index step (64 KiB) of decoding.
+An entry from an index file is checked before it is used: the record at its offset must be
+intact and have its sequence. One that does not (a stale or crafted index whose checksum is
+intact) is not trusted: the segment is walked as if it had no index file, and the scan goes
+on from the rebuilt index (``verify`` reports the index file).
+
+Scans trust the structure of the records (command, flags, field lengths, UTF-8 texts; see
+``views``) of a segment the reader walked or whose index file is intact; ``scan`` decodes
+and so checks every field anyway, ``scan_views`` checks only checksums.
 Damage found while opening or scanning is raised as JournalCorruptError when a scan reaches
 it, after every good record before it; ``verify`` lists every problem instead of raising.
 """
@@ -29,15 +37,16 @@ from typing import Any
 
 from ampsctl.errors import InputError
 from ampsctl.journal.bookmarks import parse_bookmark, parse_position, publisher_hash
-from ampsctl.journal.codec import HEADER_SIZE, Decoder, SegmentHeader
+from ampsctl.journal.codec import HEADER_SIZE, Decoder, RecordDefect, SegmentHeader
 from ampsctl.journal.errors import JournalCorruptError, JournalFormatError, JournalProblem
 from ampsctl.journal.index import SegmentIndex
 from ampsctl.journal.record import JournalRecord
 from ampsctl.journal.segment import (
-    DecodeFn, analyze, check_number, list_segments, load_index, read_head_bytes, read_header, read_span,
+    DecodeFn, analyze, check_number, intact_sequence_at, list_segments, load_index, read_head_bytes, read_header,
+    read_span,
 )
 from ampsctl.journal.verify import verify_segments
-from ampsctl.journal.views import RecordView, view_records
+from ampsctl.journal.views import RecordView, view_trusted_records
 
 _SEGMENT_FILE = re.compile(r"([0-9]{8,})\.journal")
 
@@ -79,8 +88,9 @@ class _Segment:
     header: SegmentHeader
     index: SegmentIndex
     end: int  # read records up to here: the size, or where damage or a torn tail starts
-    indexed: bool
+    indexed: bool  # the index came from the index file (its entries are checked before use)
     damage: JournalCorruptError | None = None  # raised when a scan reaches ``end``
+    last: bool = False  # the journal's last segment: a torn tail may end it
 
 
 class JournalReader:
@@ -136,18 +146,26 @@ class JournalReader:
         except JournalCorruptError as exc:
             damage = exc
         index = load_index(path, number, header.first_sequence, size)
+        segment = _Segment(number, path, size, header, SegmentIndex(number, header.first_sequence), size, False, damage, last)
         if index is not None and damage is None:
-            self._segments.append(_Segment(number, path, size, header, index, size, True))
-            return
-        found = analyze(path, header, last=last)
+            segment.index, segment.indexed = index, True
+        else:
+            self._walk(segment)
+        self._segments.append(segment)
+
+    def _walk(self, segment: _Segment) -> None:
+        """Index ``segment`` by walking it (no usable index file): its end, damage, torn tail."""
+        path = segment.path
+        found = analyze(path, segment.header, last=segment.last)
         if found.torn_offset is not None:
-            self.torn_tail = TornTail(str(path), found.torn_offset, size - found.torn_offset, found.torn_reason)
+            self.torn_tail = TornTail(str(path), found.torn_offset, segment.size - found.torn_offset, found.torn_reason)
+        damage = segment.damage
         if damage is None and found.damage:
             damage = JournalCorruptError(str(path), found.damage[0].offset, found.damage[0].reason)
         if damage is None and found.sequence_errors:
             offset, why = found.sequence_errors[0]
             damage = JournalCorruptError(str(path), offset, why)
-        self._segments.append(_Segment(number, path, size, header, found.index, found.valid_end, False, damage))
+        segment.index, segment.end, segment.indexed, segment.damage = found.index, found.valid_end, False, damage
 
     def _broken_header(self, number: int, path: Path, size: int, exc: JournalCorruptError) -> None:
         header = SegmentHeader(max(number, 0), 0)
@@ -229,28 +247,29 @@ class JournalReader:
         topics: Callable[[str], bool] | None = None,
     ) -> Iterator[RecordView]:
         """``scan`` yielding lazy, checked RecordViews (``.record()`` decodes one): 2-4x faster."""
-        return self._scan(view_records, after_sequence, from_timestamp, to_sequence, to_timestamp, topics)
+        return self._scan(view_trusted_records, after_sequence, from_timestamp, to_sequence, to_timestamp, topics)
 
     def _scan(self, decode: DecodeFn, after: int, since: int | None, to_sequence: int | None,
               to_timestamp: int | None, topics: Callable[[str], bool] | None) -> Iterator[Any]:
         if since is None and to_sequence is None and to_timestamp is None:
             # A plain scan (a whole dump, an export, recovery's topics): whole batches, iterated
             # in C, without a generator step per record.
-            batches = self._plain_batches(decode, after)
-            return chain.from_iterable(batches if topics is None else _only_topics(batches, topics))
+            return chain.from_iterable(self._plain_batches(decode, after, topics))
         return self._filtered(decode, after, since, to_sequence, to_timestamp, topics)
 
-    def _plain_batches(self, decode: DecodeFn, after: int) -> Iterator[list[Any]]:
+    def _plain_batches(self, decode: DecodeFn, after: int, topics: Callable[[str], bool] | None) -> Iterator[list[Any]]:
+        wanted: dict[str, bool] = {}  # topic -> topics(topic), asked once per topic
         for position, segment in enumerate(self._segments):
             if self._skippable(position, segment, after + 1, None):
                 continue
-            offset = self._start_offset(segment, after + 1, None)
-            expected = segment.header.first_sequence if offset == HEADER_SIZE else None
+            offset, expected = self._start_offset(segment, after + 1, None)
             for base, batch in _batches(segment, offset, decode):
                 first = _check_run(segment, base, batch, expected)
                 expected = first + len(batch)
                 if first <= after:
                     batch = batch[after + 1 - first:]
+                if topics is not None:
+                    batch = _only_topics(segment, base, batch, topics, wanted)
                 if batch:
                     yield batch
             if segment.damage is not None:
@@ -265,33 +284,35 @@ class JournalReader:
         for position, segment in enumerate(self._segments):
             if self._skippable(position, segment, after + 1, since if not started else None):
                 continue
-            offset = self._start_offset(segment, after + 1, since if not started else None)
-            expected = segment.header.first_sequence if offset == HEADER_SIZE else None
+            offset, expected = self._start_offset(segment, after + 1, since if not started else None)
             for base, batch in _batches(segment, offset, decode):
                 first = _check_run(segment, base, batch, expected)
                 expected = batch[-1].sequence + 1
                 if plain and first > after:
                     yield from batch
                     continue
-                for record in batch:
-                    sequence = record.sequence
-                    if sequence <= after:
-                        continue
-                    if not started:
-                        if record.timestamp < since:  # type: ignore[operator]
+                try:
+                    for record in batch:
+                        sequence = record.sequence
+                        if sequence <= after:
                             continue
-                        started = True
-                        plain = to_sequence is None and to_timestamp is None and topics is None
-                    if sequence > upper or (to_timestamp is not None and record.timestamp > to_timestamp):
-                        return
-                    if topics is not None:
-                        topic = record.topic
-                        keep = wanted.get(topic)
-                        if keep is None:
-                            keep = wanted[topic] = bool(topics(topic))
-                        if not keep:
-                            continue
-                    yield record
+                        if not started:
+                            if record.timestamp < since:  # type: ignore[operator]
+                                continue
+                            started = True
+                            plain = to_sequence is None and to_timestamp is None and topics is None
+                        if sequence > upper or (to_timestamp is not None and record.timestamp > to_timestamp):
+                            return
+                        if topics is not None:
+                            topic = record.topic
+                            keep = wanted.get(topic)
+                            if keep is None:
+                                keep = wanted[topic] = bool(topics(topic))
+                            if not keep:
+                                continue
+                        yield record
+                except RecordDefect as defect:  # a view's topic that is not UTF-8 (a segment altered since its index)
+                    raise JournalCorruptError(str(segment.path), base + defect.offset, defect.reason) from None
                 if batch[-1].sequence >= upper:
                     return
             if segment.damage is not None:
@@ -308,15 +329,22 @@ class JournalReader:
             return True
         return since is not None and segment.index.max_timestamp < since
 
-    @staticmethod
-    def _start_offset(segment: _Segment, start: int, since: int | None) -> int:
-        index = segment.index
-        if index.empty:
-            return HEADER_SIZE
-        offset = index.offset_for_sequence(start)
-        if since is not None:
-            offset = max(offset, index.offset_for_timestamp(since))
-        return max(offset, HEADER_SIZE)
+    def _start_offset(self, segment: _Segment, start: int, since: int | None) -> tuple[int, int]:
+        """Where a scan for ``start`` (and ``since``) begins in ``segment``, and the sequence of
+        the record there. An index file's entry is used only if it lands on that record."""
+        while True:
+            index = segment.index
+            if index.empty:
+                return HEADER_SIZE, segment.header.first_sequence
+            offset = index.offset_for_sequence(start)
+            if since is not None:
+                offset = max(offset, index.offset_for_timestamp(since))
+            if offset <= HEADER_SIZE:
+                return HEADER_SIZE, segment.header.first_sequence
+            sequence = index.sequence_at(offset)
+            if not segment.indexed or (offset < segment.end and intact_sequence_at(segment.path, offset) == sequence):
+                return offset, sequence
+            self._walk(segment)  # the index file is wrong: walk the segment as if it had none
 
     # ------------------------------------------------------------------------ bookmarks
 
@@ -373,12 +401,12 @@ class JournalReader:
         return verify_segments(files, progress)
 
 
-def _only_topics(batches: Iterator[list[Any]], topics: Callable[[str], bool]) -> Iterator[list[Any]]:
-    """The records of ``topics`` (asked once per topic name) from each batch."""
-    wanted: dict[str, bool] = {}
-    for batch in batches:
-        kept = []
-        keep = kept.append
+def _only_topics(segment: _Segment, base: int, batch: list[Any], topics: Callable[[str], bool],
+                 wanted: dict[str, bool]) -> list[Any]:
+    """The records of ``topics`` (asked once per topic name, answers kept in ``wanted``) in ``batch``."""
+    kept = []
+    keep = kept.append
+    try:
         for record in batch:
             topic = record.topic
             ok = wanted.get(topic)
@@ -386,7 +414,9 @@ def _only_topics(batches: Iterator[list[Any]], topics: Callable[[str], bool]) ->
                 ok = wanted[topic] = bool(topics(topic))
             if ok:
                 keep(record)
-        yield kept
+    except RecordDefect as defect:  # a view's topic that is not UTF-8 (a segment altered since its index)
+        raise JournalCorruptError(str(segment.path), base + defect.offset, defect.reason) from None
+    return kept
 
 
 def _check_run(segment: _Segment, base: int, batch: list[Any], expected: int | None) -> int:

@@ -1,8 +1,10 @@
 """Segment files: naming, headers, reading records in chunks, and telling a torn tail from damage.
 
 A journal directory holds ``NNNNNNNN.journal`` segment files (the number in decimal, at least
-eight digits) and optional ``NNNNNNNN.index`` files; every other file is ignored. This module
-only reads; ``writer.py`` is the only code that writes or cuts files.
+eight digits) and optional ``NNNNNNNN.index`` files; every other file is ignored. A segment name
+that is not a readable regular file (a dangling symbolic link, a link loop, a directory) is an
+InputError naming it, never skipped: a segment silently left out would lose its records. This
+module only reads; ``writer.py`` is the only code that writes or cuts files.
 
 Torn tail or damage? A crash can leave the last segment ending in part of a record, or in a
 record whose bytes never reached the disk. Damage is a bad record with intact records after
@@ -11,11 +13,17 @@ looks for any intact record after P with a later sequence (an 8-byte needle foun
 ``bytes.find``, then a checksum test; see ``_find_intact``). None: the bytes from P to
 the end are a torn tail. One: P is damage, reported with its offset, never skipped. In any
 segment but the last, a bad record is always damage (the writer syncs a segment before it
-starts the next one).
+starts the next one), and so is a record whose checksum is intact but whose structure is not
+(``RecordDefect.intact``): a torn write does not leave a valid checksum behind.
+
+``analyze`` walks with ``views.view_records``, which checks each record's structure as well as
+its checksum: the walk is what establishes a segment for the reader (and for the index the
+writer writes after recovery), so the reader's later scans may trust the structure.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import struct
@@ -59,10 +67,31 @@ def list_segments(directory: Path) -> list[tuple[int, Path]]:
         raise InputError(f"cannot read journal directory: {exc.strerror}", code="IO", hint="give an existing, readable directory") from None
     for entry in entries:
         match = _SEGMENT_NAME.fullmatch(entry.name)
-        if match is not None and entry.is_file():
+        if match is not None and _is_segment_file(entry):
             found.append((int(match[1]), Path(entry.path)))
     found.sort()
     return found
+
+
+def _is_segment_file(entry: os.DirEntry[str]) -> bool:
+    """Whether an entry with a segment's name is a regular file to read. InputError when it is a
+    symbolic link that cannot be followed, or anything else that is not a file; False only when
+    it was deleted since the directory was listed (a writer removing a torn last segment)."""
+    try:
+        if entry.is_file():
+            return True
+        if not entry.is_symlink():
+            if not os.path.lexists(entry.path):
+                return False
+            raise InputError(f"journal segment '{entry.path}' is not a regular file", code="IO",
+                             hint="a NNNNNNNN.journal name is reserved for segment files: move it out of the journal directory")
+        target = os.readlink(entry.path)
+    except OSError as exc:
+        raise InputError(f"cannot read journal segment '{entry.path}': {exc.strerror}", code="IO",
+                         hint="the segment is a symbolic link that cannot be followed: point it at the segment file"
+                              if exc.errno == errno.ELOOP else "check the file and its permissions") from None
+    raise InputError(f"journal segment '{entry.path}' is a symbolic link to '{target}', which does not exist", code="IO",
+                     hint="restore the file it points to, or point the link at the segment file")
 
 
 _FORMAT_HINT = "give the directory (or a NNNNNNNN.journal file) that `ampsctl journal import` or the broker wrote"
@@ -149,6 +178,23 @@ def read_span(path: Path, start: int, end: int, decode: DecodeFn) -> Iterator[tu
                 raise JournalCorruptError(str(path), base, f"segment ends at offset {base}, before the {end} bytes it had when opened")
 
 
+def intact_sequence_at(path: Path, offset: int) -> int | None:
+    """The sequence of the record at ``offset`` of a segment file if that record is intact
+    (checksum and structure), else None: checks that an index entry lands on a record."""
+    try:
+        with open(path, "rb") as stream:
+            stream.seek(offset)
+            data = stream.read(HEADER_SIZE + 16)
+            length = int.from_bytes(data[:4], "little")
+            if len(data) >= 4 and length > len(data):
+                data += stream.read(length - len(data))
+    except OSError as exc:
+        raise InputError(f"cannot read journal segment '{path}': {exc.strerror}", code="IO") from None
+    if len(data) < MIN_RECORD or record_defect(data, 0, len(data)) is not None:
+        return None
+    return int.from_bytes(data[4:12], "little")
+
+
 # ------------------------------------------------------------------------------ analysis
 
 
@@ -221,7 +267,7 @@ def analyze(path: Path, header: SegmentHeader, *, last: bool, every_problem: boo
         if defect is None:  # an incomplete record at the end of the file
             defect = record_defect(data, stop, size) or RecordDefect(stop, "record runs past the end of the segment", incomplete=True)
         found = _find_intact(data, stop + 1, expected)
-        if found is None and last:
+        if found is None and last and not defect.intact:
             result.torn_offset, result.torn_reason = stop, defect.reason
             break
         resume, resume_sequence = found if found is not None else (None, None)

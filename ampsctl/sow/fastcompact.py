@@ -10,7 +10,9 @@ finds its record due expires it first; the final sweep at ``now``), as-of cut-of
 reader's), refused records (the reference's own parse/key functions make the error).
 What sends it back to the reference: sow_delete, EXPIRE records, a record routed to a History
 topic, a key domain with NUL, anything unexpected (an exception that is not an AmpsctlError,
-a record the views cannot decode), and two records whose SOW keys collide (see below).
+a record the views cannot decode: a text that is not UTF-8, a bad command, flag bits or field
+lengths, which the reference's decoder then reports as damage), and two records whose SOW keys
+collide (see below).
 
 Why it is fast. ``SowStore`` builds a JournalRecord, generates the CRC-64 key, a SowRecord, a
 Change and hash-index tokens for *every* record. Here each record costs a header unpack, one
@@ -36,7 +38,7 @@ from typing import Any
 import orjson
 
 from ampsctl.errors import AmpsctlError
-from ampsctl.journal.codec import F_EXPIRATION, F_SOW_KEY, HEAD_SIZE, RECORD_HEAD
+from ampsctl.journal.codec import F_EXPIRATION, F_SOW_KEY, HEAD_SIZE, KNOWN_FLAGS, RECORD_HEAD
 from ampsctl.journal.record import Command
 from ampsctl.messages.keys import check_supplied_key
 from ampsctl.messages.stream import key_function
@@ -48,8 +50,9 @@ from ampsctl.sow.store import SowStore, TopicGroup
 _LONG_EXPIRATION = 1 << 32  # seconds (136 years): below it no expiry time can overflow (record.LAST_MICROS)
 PROGRESS_EVERY = 0xFFFF  # as the reference: progress(scanned) every 65,536 records, and at the end
 _PUBLISH, _DELTA = int(Command.PUBLISH), int(Command.DELTA_PUBLISH)
-_FIELDS = struct.Struct("<BBHHHHHQ")  # RECORD_HEAD from its command byte (offset 20) to the expiration
-assert RECORD_HEAD.format[:1] + RECORD_HEAD.format[4:12] == _FIELDS.format and struct.calcsize("<IQq") == 20
+_FIELDS = struct.Struct("<BBHHHHHQ8xI")  # RECORD_HEAD from its command byte (offset 20): the expiration, the payload length
+assert RECORD_HEAD.format[:1] + RECORD_HEAD.format[4:12] + "8x" + RECORD_HEAD.format[13:] == _FIELDS.format
+assert struct.calcsize("<IQq") == 20
 
 
 class Fallback(Exception):
@@ -127,12 +130,16 @@ def scan(reader: Any, specs: Sequence[TopicSpec], *, to_sequence: int | None, to
     if to_sequence != 0:
         for view in reader.scan_views(to_sequence=to_sequence, to_timestamp=to_timestamp):
             data, offset, length, sequence, timestamp = view
-            command, flags, tl, ml, sl, cl, nl, expiration = unpack(data, offset + 20)
+            command, flags, tl, ml, sl, cl, nl, expiration, pl = unpack(data, offset + 20)
             scanned += 1
             if progress is not None and not scanned & PROGRESS_EVERY:
                 progress(scanned)
             start = offset + HEAD_SIZE
             names = start + tl + ml
+            if names + sl + cl + nl + pl + 4 != offset + length or flags > KNOWN_FLAGS or not 0 < command < 5:
+                # The views trust the structure of a segment with an index file (journal/views.py);
+                # one altered in place since is damage, which the reference reports with its offset.
+                raise Fallback(f"record {sequence}: a structure that is not valid")
             if tl != lane_tl or names - start != lane_size or not data.startswith(lane_names, start):
                 lane.last = last  # the lane left keeps the last record applied to it
                 lane = lanes.get((tl, data[start:names]))  # not the previous record's (topic, type)
