@@ -9,7 +9,8 @@ the task can check on its own that no records are missing between it and the nex
 1. walks the segment once with ``journal.segment.analyze`` (the reader's own walk: torn tail of
    the last segment, damage, sequences that do not run on);
 2. decodes the intact spans with ``journal.codec.Decoder`` and pairs each record with its file
-   offset (``journal.views.view_records``), so every row can say where it came from.
+   offset (``journal.views.view_trusted_records``: the spans are those analyze checked), so
+   every row can say where it came from.
 
 Invariants, the same as ``JournalReader.scan``:
 * a torn tail of the last segment is not data: it is left out, silently;
@@ -33,7 +34,7 @@ from ampsctl.journal.codec import HEADER_SIZE, Decoder
 from ampsctl.journal.errors import JournalCorruptError
 from ampsctl.journal.record import JournalRecord
 from ampsctl.journal.segment import Analysis, analyze, check_number, list_segments, read_head_bytes, read_header
-from ampsctl.journal.views import RecordView, view_records
+from ampsctl.journal.views import RecordView, view_trusted_records
 
 _SEGMENT_FILE = re.compile(r"([0-9]{8,})\.journal")
 
@@ -112,7 +113,7 @@ def read_segment(task: SegmentTask, *, skip_corrupt: bool = False) -> Iterator[t
     for start, end in _good_spans(analysis, skip_corrupt):
         views: list[RecordView] = []
         records: list[JournalRecord] = []
-        view_records(data, start, end, views)
+        view_trusted_records(data, start, end, views)  # spans analyze checked already
         Decoder().decode_records(data, start, end, records)
         bad = {offset for offset, _ in analysis.sequence_errors or ()}
         for view, record in zip(views, records, strict=True):
@@ -139,7 +140,7 @@ def damage(task: SegmentTask) -> list[Skipped]:
     found = []
     for (start, end), region in zip(_good_spans(analysis, True), analysis.damage or (), strict=False):
         views: list[RecordView] = []
-        view_records(data, start, end, views)
+        view_trusted_records(data, start, end, views)  # spans analyze checked already
         if views:
             expected = views[-1].sequence + 1
         resume = region.resume if region.resume is not None else analysis.size
