@@ -154,7 +154,9 @@ def subscribe_command(
                             timeout=timeout,
                             on_subscribed=lambda sub_id: _line(f"subscribed to {topic} (sub_id {sub_id})", err=True, flush=True))
     except BrokenPipeError:
-        _reader_left()  # `... | head -3`: the reader has what it wanted
+        from ampsctl.cli.stdout import quiet_after_broken_pipe
+
+        quiet_after_broken_pipe()  # `... | head -3`: the reader has what it wanted (exit 0: the stream never ends)
         return
     if count is not None and summary.received < count:
         _line(f"ampsctl: error: received {summary.received} of {count} messages within {timeout:g} s", err=True)
@@ -302,15 +304,6 @@ def _line(text: str, *, err: bool = False, flush: bool = False) -> None:
     stream.write(text + "\n")
     if flush:
         stream.flush()
-
-
-def _reader_left() -> None:
-    """stdout's reader closed the pipe: point stdout at /dev/null so the exit flush cannot fail again."""
-    import os
-
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
 
 
 def _lines(lines: list[str]) -> None:

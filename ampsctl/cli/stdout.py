@@ -6,8 +6,8 @@ the buffered writes of the commands ignore that count: the output would be cut s
 command would still exit 0. ``install`` puts a raw writer under ``sys.stdout`` that loops until
 every byte is written, so the failure comes out as an exception: ``OutputFailed`` (exit 4) for
 a full disk or any other write error, ``ReaderGone`` when the reader has gone (``| head``), which
-``main`` ends quietly with exit code 141, the shell's code for a writer stopped by SIGPIPE (not an
-OSError, so that click does not turn it into a silent exit 1, which means "findings").
+``main`` ends quietly with exit code 141, the shell's code for a writer stopped by SIGPIPE (click
+would make it a silent exit 1, which means "findings").
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ class OutputFailed(EnvironmentProblem):
     """Standard output cannot take the rest of the output."""
 
 
-class ReaderGone(Exception):
-    """The reader of standard output closed it (EPIPE)."""
+class ReaderGone(BrokenPipeError):
+    """The reader of standard output closed it. No errno, so that click's own EPIPE handling (a
+    silent exit 1) lets it through; a command that ends normally when its reader leaves (an
+    endless subscription) catches BrokenPipeError."""
 
 
 class _WholeWrites(io.RawIOBase):
