@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from operator import itemgetter
 
 from ampsctl.errors import InputError
 from ampsctl.sow.record import MICROS
@@ -77,6 +78,11 @@ class History:
 
     def as_of(self, moment: int) -> Iterator[tuple[str, Saved]]:
         """(key, state) of every record present at ``moment``; InputError before the horizon."""
+        for _, key, found in self.ranked_as_of(moment):
+            yield key, found
+
+    def ranked_as_of(self, moment: int) -> list[tuple[tuple[int, int, str], str, Saved]]:
+        """``as_of`` with each record's ``as_of_order``, sorted by it (to merge several topics)."""
         if self.horizon is not None and moment < self.horizon:
             raise InputError(
                 "the as-of time is before the start of the kept history",
@@ -91,9 +97,8 @@ class History:
                     found = saved
             if found is not None and found.payload is not None:
                 present.append((as_of_order(key, states[0]), key, found))
-        present.sort()
-        for _, key, found in present:
-            yield key, found
+        present.sort(key=itemgetter(0))
+        return present
 
     def prune(self, now: int) -> list[str]:
         """Drop states older than the window (see the module docstring); the keys whose states changed."""

@@ -26,6 +26,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from ampsctl.errors import InputError, UsageError
@@ -273,12 +274,15 @@ def memory_candidates(plan: Plan, topics: Iterable[Any]) -> Iterator[tuple[SowRe
     wanted = topic_test(query.topic)
     chosen = [topic for topic in topics if wanted is None or wanted(topic.topic)]
     if query.as_of is not None:
+        ranked = []
         for topic in chosen:
             if topic.history is None:
                 raise InputError(f"topic '{topic.topic}' keeps no history", code="SOW_HISTORY",
                                  hint="as-of queries need <History> in the SOW topic's configuration")
-            for key, saved in topic.history.as_of(query.as_of):
-                yield SowRecord(topic.topic, key, saved.payload, saved.sequence, saved.timestamp, None, None), None
+            ranked += [(order, topic.topic, key, saved) for order, key, saved in topic.history.ranked_as_of(query.as_of)]
+        ranked.sort(key=itemgetter(0))  # across the topics, as the SOW file orders them (history.as_of_order)
+        for _, name, key, saved in ranked:
+            yield SowRecord(name, key, saved.payload, saved.sequence, saved.timestamp, None, None), None
         return
     parsed = plan.predicate is not None
     if len(chosen) == 1:
@@ -286,8 +290,9 @@ def memory_candidates(plan: Plan, topics: Iterable[Any]) -> Iterator[tuple[SowRe
         for key in _ordered_keys(plan, topic):
             yield topic.get(key), topic.doc(key) if parsed else None
         return
-    merged = heapq.merge(*([(topic.position(key), key, topic) for key in _ordered_keys(plan, topic)] for topic in chosen))
-    for _, key, topic in merged:  # positions are unique: tuples never compare further
+    merged = heapq.merge(*([(topic.position(key), key, topic) for key in _ordered_keys(plan, topic)] for topic in chosen),
+                         key=itemgetter(0))  # positions: unique within one SOW topic's concrete topics
+    for _, key, topic in merged:
         yield topic.get(key), topic.doc(key) if parsed else None
 
 

@@ -204,13 +204,21 @@ class SowFile:
         """Records in file order (``where`` is an SQL condition on the records table).
 
         Reading them all, the number read is compared with ``count`` (which SQLite takes from an
-        index): a damaged table page can lose rows without any error from SQLite."""
+        index), in the same read transaction: a damaged table page can lose rows without any
+        error from SQLite."""
         sql = f"SELECT {RECORD_COLUMNS} FROM records {'WHERE ' + where if where else ''} ORDER BY id"
-        read = 0
-        for read, row in enumerate(self.select(sql, params), 1):
-            yield self.record(row, check=check)
-        if not where and read != (indexed := self.count()):
-            raise damaged(self.path, f"its records table gives {read} records but its key index {indexed}")
+        began = not where and not self.connection.in_transaction
+        if began:
+            _guarded(self.path, lambda: self.connection.execute("BEGIN"))
+        try:
+            read = 0
+            for read, row in enumerate(self.select(sql, params), 1):
+                yield self.record(row, check=check)
+            if not where and read != (indexed := self.count()):
+                raise damaged(self.path, f"its records table gives {read} records but its key index {indexed}")
+        finally:
+            if began:
+                self.connection.rollback()
 
     def record(self, row: tuple[Any, ...], *, check: bool = True) -> StoredRecord:
         """A record from a row of RECORD_COLUMNS, CRC-checked unless ``check`` is False."""

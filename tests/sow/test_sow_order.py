@@ -130,3 +130,23 @@ def test_as_of_results_come_by_first_kept_state_in_memory_and_file(tmp_path: Pat
     moment = T0 + 30 * SECOND
     assert ids(feed.agree(Query(as_of=moment))) == [5, 2, 9, 1]
     assert ids(feed.agree(Query(as_of=moment, top_n=1))) == [5]
+
+
+def test_the_broker_answers_a_pattern_topic_in_the_files_order(tmp_path: Path) -> None:
+    from ampsctl.broker.core.queries import run
+
+    feed = Feed(tmp_path, spec("orders\\..*", pattern=True))
+    for number, topic in ((1, "orders.b"), (2, "orders.a"), (3, "orders.b")):
+        feed.publish({"id": number}, topic=topic)
+    feed.checkpoint()
+    chosen = plan(Query(), feed.group.indexer)
+    result = run(chosen, list(feed.group.topics.values()), now=T0 + 100 * SECOND, top_n=2)
+    assert [orjson.loads(row.record.payload)["id"] for row in result.rows] == [1, 2] == ids(feed.file(Query(top_n=2)))
+
+
+def test_as_of_results_of_several_concrete_topics_merge_in_the_files_order(tmp_path: Path) -> None:
+    feed = Feed(tmp_path, spec("orders\\..*", pattern=True, history_window=3600, history_granularity=0))
+    for number, topic in ((1, "orders.b"), (2, "orders.a"), (3, "orders.b")):
+        feed.publish({"id": number}, topic=topic, timestamp=T0 + number)
+    feed.checkpoint()
+    assert ids(feed.agree(Query(as_of=T0 + 10 * SECOND))) == [1, 2, 3]

@@ -265,3 +265,24 @@ def test_a_checkpoint_writes_the_index_columns_of_each_records_document(tmp_path
     for payload, *tokens in rows:
         fields = group.payloads.record(group.payloads.parse(payload))
         assert tuple(tokens) == group.indexer.hash_tokens(fields)
+
+
+def test_reading_every_record_while_a_checkpoint_waits_is_one_snapshot(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    path = tmp_path / "orders.sow"
+    store = build(path, 3000)
+    store.groups[0].needs_rewrite = False
+    with SowFile.open(path) as sow:
+        records = sow.records()
+        read = [next(records) for _ in range(1500)]  # mid-scan: the reader holds the file
+        for number in range(3001, 3011):
+            store.apply(record(number, Command.PUBLISH, {"id": number, "region": "x", "qty": 1, "text": "t"}))
+        writer = threading.Thread(target=checkpoint, args=(path, store.groups[0]),
+                                  kwargs={"sequence": store.last_sequence, "sync": False})
+        writer.start()
+        time.sleep(0.3)  # the checkpoint waits for the reader; the count must not see its rows
+        read += list(records)
+        writer.join()
+    assert len(read) == 3000

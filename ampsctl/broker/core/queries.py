@@ -106,9 +106,12 @@ def run(chosen: Plan, topics: Sequence[SowTopic], *, now: int, top_n: int | None
         return QueryResult([], 0, 0)
 
     def candidates() -> Iterator[tuple[SowRecord, Any]]:
+        groups: dict[int, list[SowTopic]] = {}  # the concrete topics of one SOW topic share its spec and positions
         for topic in topics:
-            expiring = topic.spec.expiration_enabled
-            for record, doc in memory_candidates(chosen, [topic]):
+            groups.setdefault(id(topic.spec), []).append(topic)
+        for members in groups.values():
+            expiring = members[0].spec.expiration_enabled
+            for record, doc in memory_candidates(chosen, members):  # first-store order across the members
                 if not (expiring and record.expired(now)):
                     yield record, doc
 
