@@ -51,7 +51,7 @@ from ampsctl.pipeline.replay import FilterDelete, replay_key
 from ampsctl.sow.compact import CompactedFile, CompactResult, check_targets, file_name
 from ampsctl.sow.errors import ReplayError
 from ampsctl.sow.history import Saved
-from ampsctl.sow.record import SowRecord
+from ampsctl.sow.record import SowRecord, expiration_refused
 from ampsctl.sow.spec import TopicSpec
 from ampsctl.sow.store import TopicGroup
 
@@ -334,8 +334,9 @@ def _superseded_dropped(records: list[JournalRecord]) -> tuple[list[JournalRecor
     """A key's run without the publishes the very next record republishes (a run of plain
     publishes is most of a journal). Replaying them changes nothing the next one leaves: it
     replaces the whole record and restarts its lifetime, nothing expires it in between, and
-    it cannot be refused (keying parsed and keyed it; a JSON topic's index tokens cannot
-    fail; a negative expiration is kept for the replay to refuse). Not for History topics
+    neither can be refused (keying parsed and keyed them; a JSON topic's index tokens cannot
+    fail; an expiration the SOW refuses, ``record.expiration_refused``, keeps both for the
+    replay to refuse). Not for History topics
     (each write is a state) nor for keys with filter deletes of their topic (the caller).
     Also returns, for each record kept right after left-out ones, the first left out: where
     the record was first stored, if the run stored it anew (``replay_key``'s ``starts``)."""
@@ -344,7 +345,9 @@ def _superseded_dropped(records: list[JournalRecord]) -> tuple[list[JournalRecor
     starts: dict[int, int] = {}  # a kept record -> the first of the publishes left out right before it
     run_start = None
     for record, following in zip(records, records[1:]):
-        if record.command is publish and following.command is publish and (record.expiration is None or record.expiration >= 0):
+        if (record.command is publish and following.command is publish
+                and not expiration_refused(record.timestamp, record.expiration)
+                and not expiration_refused(following.timestamp, following.expiration)):
             run_start = record.sequence if run_start is None else run_start
             continue
         if run_start is not None:

@@ -43,11 +43,10 @@ from ampsctl.journal.record import Command
 from ampsctl.messages.keys import check_supplied_key
 from ampsctl.messages.stream import key_function
 from ampsctl.sow.errors import ReplayError
-from ampsctl.sow.record import expires_at
+from ampsctl.sow.record import expiration_refused, expires_at
 from ampsctl.sow.spec import TopicSpec
 from ampsctl.sow.store import SowStore, TopicGroup
 
-_LONG_EXPIRATION = 1 << 32  # seconds (136 years): below it no expiry time can overflow (record.LAST_MICROS)
 PROGRESS_EVERY = 0xFFFF  # as the reference: progress(scanned) every 65,536 records, and at the end
 _PUBLISH, _DELTA = int(Command.PUBLISH), int(Command.DELTA_PUBLISH)
 _FIELDS = struct.Struct("<BBHHHHHQ8xI")  # RECORD_HEAD from its command byte (offset 20): the expiration, the payload length
@@ -161,8 +160,8 @@ def scan(reader: Any, specs: Sequence[TopicSpec], *, to_sequence: int | None, to
                 expiration = None
             payload = data[names + sl + cl + nl:offset + length - 4]
             try:
-                if expiration is not None and expiration > _LONG_EXPIRATION:
-                    raise _Refused  # the reference decides whether the time can be stored
+                if expiration is not None and expiration_refused(timestamp, expiration):
+                    raise _Refused
                 if json:
                     doc = loads(payload)
                     if type(doc) is not dict:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ampsctl.errors import InputError
 
 MICROS = 1_000_000
-LAST_MICROS = (1 << 63) - 1  # the last time a SOW file can store (µs in a signed 64-bit column): 2262-04-11
+LAST_MICROS = (1 << 63) - 1  # the last time a SOW file can store (µs in a signed 64-bit column): about the year 294,000
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +53,12 @@ class Change:
     new: SowRecord | None
 
 
+def expiration_refused(timestamp: int, expiration: int | None) -> bool:
+    """Whether a write at ``timestamp`` with the message's ``expiration`` is refused: negative, or
+    ending past ``LAST_MICROS`` (a topic default cannot: intervals fit 64 bits of nanoseconds)."""
+    return expiration is not None and (expiration < 0 or timestamp + expiration * MICROS > LAST_MICROS)
+
+
 def expires_at(timestamp: int, expiration: int | None, topic_default: int | None) -> int | None:
     """When a record written at ``timestamp`` expires (spec/messages.md §5).
 
@@ -66,6 +72,6 @@ def expires_at(timestamp: int, expiration: int | None, topic_default: int | None
         return None
     at = timestamp + seconds * MICROS
     if at > LAST_MICROS:
-        raise InputError(f"expiration {seconds} s ends after the last time a SOW can store (2262-04-11)",
+        raise InputError(f"expiration {seconds} s ends after the last time a SOW can store (2^63 µs: about the year 294,000)",
                          code="SOW_EXPIRATION", hint="use a shorter expiration, or 0 for never")
     return at

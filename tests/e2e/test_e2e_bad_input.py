@@ -96,7 +96,7 @@ def test_broken_streams_close_only_that_connection(broker_run, payload) -> None:
     ({"c": "subscribe", "t": "orders", "o": "conflation=1" + "0" * 400 + ".5s"}, b"", "invalid options"),
     ({"c": "subscribe", "t": "orders", "sub_id": "a,b"}, b"", "invalid options"),
 ], ids=["unknown-command", "regex-publish", "bad-key", "not-an-object", "no-key", "bad-filter", "batch-size",
-        "long-correlation-id", "expiry-past-2262", "huge-interval", "huge-fraction", "comma-sub-id"])
+        "long-correlation-id", "expiry-beyond-64-bits", "huge-interval", "huge-fraction", "comma-sub-id"])
 def test_bad_commands_get_a_failure_ack_and_the_connection_stays(broker_run, header, body, reason) -> None:
     async def scenario(uri: str, _: Path) -> None:
         pair = await _healthy_pair(uri)

@@ -24,7 +24,7 @@ def _run(rng: random.Random, spec_name: str) -> list[JournalRecord]:
     for sequence in range(1, rng.randrange(2, 30)):
         timestamp += rng.choice((SECOND // 10, 3 * SECOND, 10 * SECOND))
         roll = rng.random()
-        expiration = rng.choice((None, 0, 1, 4, 20))
+        expiration = rng.choice((None, 0, 1, 4, 20, -1, 10**13))  # the last two are refused by the SOW
         sow_key = key if spec_name == "accounts" else None
         if roll < 0.6:
             command, payload = Command.PUBLISH, {"id": 7, "v": sequence}
