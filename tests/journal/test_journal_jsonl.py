@@ -105,6 +105,7 @@ def test_integers_beyond_64_bits_are_kept_exactly(command: str) -> None:
     assert b"1.5" in record.payload and b"e+" not in record.payload  # not read as a float
 
 
-def test_a_line_with_a_long_integer_still_refuses_what_json_does_not_allow() -> None:
+@pytest.mark.parametrize("extra", ['"x":NaN', '"x":1e400', '"s":"\\ud800"', '"deep":' + "[" * 5000 + "]" * 5000])
+def test_a_line_with_a_long_integer_still_refuses_what_json_does_not_allow(extra: str) -> None:
     with pytest.raises(InputError, match="not valid JSON"):
-        parse_line('{"topic":"o","data":{"id":123456789012345678901234567890,"x":NaN}}', Clock())
+        parse_line('{"topic":"o","data":{"id":123456789012345678901234567890,%s}}' % extra, Clock())
