@@ -60,8 +60,8 @@ class _TopicState:
     """One topic's part of a snapshot: per key, its record (None: gone), tokens and document."""
 
     topic: str
-    keys: list[str]  # in position order (topic.py "order"); keys that are gone come last
-    positions: list[int]  # of each key; -1 for a key that is gone
+    keys: list[str]  # in position order (topic.py "order") once written; an update's sorted by the writer
+    positions: list[int | None]  # of each key; None (or -1 once sorted) for a key that is gone
     records: list[SowRecord | None]
     tokens: list[tuple[bytes | None, ...] | None] | None  # None: no hash index
     docs: list[Any] | None  # None: the rows need no document
@@ -85,8 +85,13 @@ class Snapshot:
     def restore(self) -> None:
         """The write failed: mark what it held as changed again."""
         for state in self.topics:
-            state.source.dirty.update(state.dirty)
-            state.source.restored.update(state.restored)
+            source = state.source
+            source.dirty.update(state.dirty)
+            source.restored.update(state.restored)
+            # a key stored anew since the snapshot (after a removal) was not marked: the file keeps its old row
+            order = source._order  # noqa: SLF001
+            source.restored.update(key for key, position in zip(state.keys, state.positions, strict=True)
+                                   if order.get(key, position) != position)
         if self.rewrite:
             self.group.needs_rewrite = True
 
@@ -95,8 +100,8 @@ def take_snapshot(group: TopicGroup, *, sequence: int, rewrite: bool) -> Snapsho
     """What a checkpoint of ``group`` at ``sequence`` writes; the topics' dirty sets start empty.
 
     Cost on the caller's thread: about 0.1 µs per changed key (every key with ``rewrite``),
-    C-level lookups of records and tokens, plus sorting the changed keys by position (about
-    0.4 µs a key); no row, CRC or SQL (those are ~7 µs a record)."""
+    C-level lookups of records, tokens and positions; no sort (the writer's thread puts an
+    update's keys in position order), row, CRC or SQL (those are ~7 µs a record)."""
     indexer = group.indexer
     states = []
     horizons = []
@@ -105,12 +110,8 @@ def take_snapshot(group: TopicGroup, *, sequence: int, rewrite: bool) -> Snapsho
         restored, topic.restored = topic.restored, set()
         # The topic's own dicts (same package), read with C-level map: the loop waits for this.
         stored, kept, order = topic._records, topic._tokens, topic._order  # noqa: SLF001
-        if rewrite:
-            keys = list(stored)  # in position order
-        else:  # new rows get row ids in the order they are inserted: position order (gone keys last)
-            keys = sorted(filter(order.__contains__, dirty), key=order.__getitem__)
-            keys += [key for key in dirty if key not in order]
-        positions = [order.get(key, -1) for key in keys]
+        keys = list(stored) if rewrite else list(dirty)  # ``stored`` and ``order`` iterate in position order
+        positions: list[int | None] = list(order.values()) if rewrite else list(map(order.get, keys))
         records = list(stored.values()) if rewrite else list(map(stored.get, keys))
         tokens = None
         if indexer.hash_fields:
@@ -196,6 +197,7 @@ def _update(target: Path, snapshot: Snapshot, sync: bool) -> int:
         connection.execute(f"PRAGMA synchronous = {'FULL' if sync else 'OFF'}")
         connection.execute("BEGIN IMMEDIATE")
         for state in snapshot.topics:
+            _position_order(state)
             gone = [(state.topic, key) for key, record in zip(state.keys, state.records, strict=True) if record is None]
             connection.executemany("DELETE FROM records WHERE topic = ? AND sow_key = ?", gone)
             changed += len(gone)
@@ -260,6 +262,20 @@ def _check_compatible(path: str, meta: SowMeta, group: TopicGroup) -> None:
 
 
 # ------------------------------------------------------------------ rows
+
+
+def _position_order(state: _TopicState) -> None:
+    """Put an update's keys (and what goes with them) in position order, keys that are gone
+    first: new rows get row ids in the order they are inserted. On the writer's thread."""
+    positions = [-1 if position is None else position for position in state.positions]
+    ranked = sorted(range(len(positions)), key=positions.__getitem__)
+    state.keys = [state.keys[i] for i in ranked]
+    state.positions = [positions[i] for i in ranked]
+    state.records = [state.records[i] for i in ranked]
+    if state.tokens is not None:
+        state.tokens = [state.tokens[i] for i in ranked]
+    if state.docs is not None:
+        state.docs = [state.docs[i] for i in ranked]
 
 
 def _ordered_rows(group: TopicGroup, states: list[_TopicState]) -> Iterator[tuple[Any, ...]]:
