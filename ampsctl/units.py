@@ -76,6 +76,7 @@ def parse_interval(text: str) -> Interval:
     if not match:
         raise UnitError(f"'{text.strip()}' is not an AMPS interval", code="UNIT-001", hint=_INTERVAL_HINT)
     number, unit = match.groups()
+    number = _digits(number)
     notes = []
     if not unit:
         notes.append("has no unit (ampsctl reads it as seconds)")
@@ -89,7 +90,9 @@ def parse_interval(text: str) -> Interval:
     if "." in number:
         notes.append("has a fractional number")
     factor = _NANOS[unit.lower()]
-    if "." in number:
+    if _too_many_digits(number):
+        nanos = LARGEST + 1
+    elif "." in number:
         scaled = float(number) * factor
         nanos = round(scaled) if scaled <= LARGEST else LARGEST + 1
     else:
@@ -107,6 +110,7 @@ def parse_bytes(text: str) -> ByteSize:
     if not match:
         raise UnitError(f"'{text.strip()}' is not an AMPS byte size", code="UNIT-003", hint=_BYTES_HINT)
     number, unit = match.groups()
+    number = _digits(number)
     lowered = unit.lower()
     if lowered.endswith("ib") and lowered[:-2] in _POWERS:
         raise UnitError(
@@ -120,7 +124,7 @@ def parse_bytes(text: str) -> ByteSize:
             f"'{text.strip()}' has an unknown size unit '{unit}'", code="UNIT-003", hint=_BYTES_HINT
         )
     power = _POWERS[prefix]
-    value = float(number) if "." in number else int(number)
+    value = LARGEST + 1 if _too_many_digits(number) else float(number) if "." in number else int(number)
     if value * 1024**power > LARGEST:
         raise UnitError(f"'{text.strip()}' is too large: a size is at most {LARGEST} bytes (8 EiB)",
                         code="UNIT-003", hint="use a smaller size, e.g. 10GB")
@@ -138,12 +142,24 @@ def parse_count(text: str) -> Count:
             hint="write digits only, e.g. 1000",
         )
     number, suffix = match.groups()
+    number = _digits(number)
     scale = 1 if not suffix else 1_000 if suffix.lower() == "k" else 1_000_000
-    value = int(number) * scale
+    value = LARGEST + 1 if _too_many_digits(number) else int(number) * scale
     if value > LARGEST:
         raise UnitError(f"'{text.strip()}' is too large: a count is at most {LARGEST}", code="UNIT-001",
                         hint="use a smaller number")
     return Count(value, text, f"uses the exponent suffix '{suffix}'" if suffix else None)
+
+
+def _too_many_digits(number: str) -> bool:
+    """More whole digits than any value up to ``LARGEST`` has (``int()`` refuses over 4,300)."""
+    return len(number.split(".", 1)[0]) > 19
+
+
+def _digits(number: str) -> str:
+    """``number`` without leading zeros (``int()`` counts them against its limit too)."""
+    whole, dot, fraction = number.partition(".")
+    return (whole.lstrip("0") or "0") + dot + fraction
 
 
 def format_interval(nanos: int) -> str:

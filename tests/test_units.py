@@ -272,3 +272,10 @@ def test_format_bytes_round_trips(size):
     formatted = format_bytes(size)
     assert parse_bytes(formatted).low == size
     assert parse_bytes(formatted).undocumented is None
+
+
+@pytest.mark.parametrize("parse", [parse_interval, parse_bytes, parse_count])
+def test_thousands_of_digits_are_too_large_not_a_crash(parse) -> None:
+    with pytest.raises(UnitError, match="too (long|large)"):
+        parse("9" * 5000)
+    assert parse("0" * 5000 + "1").text  # leading zeros are not digits that count
