@@ -291,7 +291,7 @@ def _message(record: SowRecord, doc: Any, payloads: Payloads) -> Any:
     return raw.decode("utf-8", "backslashreplace")
 
 
-_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(32), 127) if code != 0x0A} | {0x01: "|"}  # SOH: FIX's delimiter
+_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(32), *range(127, 160))} | {0x01: "|"}  # SOH: FIX's delimiter
 
 
 def _shown(text: str) -> str:

@@ -71,7 +71,8 @@ def install() -> None:
         return  # an in-process capture (tests): nothing to protect
     current.flush()
     sys.stdout = io.TextIOWrapper(io.BufferedWriter(_WholeWrites(fd)), encoding=current.encoding,
-                                  errors=current.errors, line_buffering=current.line_buffering, write_through=False)
+                                  errors=current.errors, line_buffering=current.line_buffering,
+                                  write_through=getattr(current, "write_through", False))  # python -u stays unbuffered
 
 
 def quiet_after_broken_pipe() -> None:
