@@ -35,6 +35,10 @@ class Feed:
         self.sequence += 1
         self.store.apply(record(self.sequence, Command.PUBLISH, doc, topic=topic, **fields))
 
+    def delete(self, number: int) -> None:
+        self.sequence += 1
+        self.store.apply(record(self.sequence, Command.SOW_DELETE, sow_delete_payload(keys=[generate_key("orders", (number,))])))
+
     def checkpoint(self, *, whole: bool = False) -> None:
         (write_group if whole else checkpoint)(self.path, self.group, sequence=self.sequence, sync=False)
 
@@ -93,13 +97,17 @@ def test_incremental_checkpoints_insert_new_rows_in_first_store_order(tmp_path: 
     assert ids(feed.agree(Query(top_n=3))) == [0, 1, 2]
 
 
-def test_a_record_stored_again_after_a_delete_goes_last(tmp_path: Path) -> None:
+def three_checkpointed(tmp_path: Path) -> Feed:
     feed = Feed(tmp_path, spec())
     for number in (1, 2, 3):
         feed.publish({"id": number})
     feed.checkpoint()
-    feed.sequence += 1
-    feed.store.apply(record(feed.sequence, Command.SOW_DELETE, sow_delete_payload(keys=[generate_key("orders", (1,))])))
+    return feed
+
+
+def test_a_record_stored_again_after_a_delete_goes_last(tmp_path: Path) -> None:
+    feed = three_checkpointed(tmp_path)
+    feed.delete(1)
     feed.publish({"id": 1})
     feed.checkpoint()
     assert ids(feed.agree(Query())) == [2, 3, 1]
@@ -155,12 +163,8 @@ def test_as_of_results_of_several_concrete_topics_merge_in_the_files_order(tmp_p
 def test_a_failed_checkpoint_keeps_a_record_stored_again_meanwhile_in_its_new_place(tmp_path: Path) -> None:
     from ampsctl.sow.checkpoint import take_snapshot
 
-    feed = Feed(tmp_path, spec())
-    for number in (1, 2, 3):
-        feed.publish({"id": number})
-    feed.checkpoint()
-    feed.sequence += 1
-    feed.store.apply(record(feed.sequence, Command.SOW_DELETE, sow_delete_payload(keys=[generate_key("orders", (1,))])))
+    feed = three_checkpointed(tmp_path)
+    feed.delete(1)
     snapshot = take_snapshot(feed.group, sequence=feed.sequence, rewrite=False)  # holds 1 as gone
     feed.publish({"id": 1})  # stored again while the snapshot is being written
     snapshot.restore()  # the write failed (or was handed back at shutdown)
