@@ -198,13 +198,11 @@ def _update(target: Path, snapshot: Snapshot, sync: bool) -> int:
         connection.execute("BEGIN IMMEDIATE")
         for state in snapshot.topics:
             _position_order(state)
-            gone = [(state.topic, key) for key, record in zip(state.keys, state.records, strict=True) if record is None]
-            connection.executemany("DELETE FROM records WHERE topic = ? AND sow_key = ?", gone)
+            gone = [key for key, record in zip(state.keys, state.records, strict=True) if record is None]
             changed += len(gone)
             # a record removed and stored again goes last, as in memory: a new row, not an update
             connection.executemany("DELETE FROM records WHERE topic = ? AND sow_key = ?",
-                                   [(state.topic, key) for key, record in zip(state.keys, state.records, strict=True)
-                                    if record is not None and key in state.restored])
+                                   [(state.topic, key) for key in (*gone, *state.restored)])
             _write_history(connection, state, replace=True)
         changed += insert_rows(connection, group, _ordered_rows(group, snapshot.topics), upsert=True)
         _write_meta(connection, snapshot)

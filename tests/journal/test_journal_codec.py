@@ -78,24 +78,26 @@ def _three() -> tuple[bytes, list[int]]:
     return b"".join(parts), offsets
 
 
-def test_every_flipped_byte_is_caught_and_located() -> None:
-    """A flipped byte anywhere in the middle record: the first record comes out, then the
-    defect names the middle record's offset (never a wrong record, never a skip)."""
-    data, offsets = _three()
-    for position in range(offsets[1], offsets[2]):
+def _each_flip_is_caught(data: bytes, start: int, stop: int, mask: int) -> None:
+    """Every byte of the record at ``start`` flipped with ``mask``: the record before it comes
+    out, then the defect names ``start`` (or, for a length that now runs past the data, the
+    decode stops there and ``record_defect`` names it): never a wrong record, never a skip."""
+    for position in range(start, stop):
         damaged = bytearray(data)
-        damaged[position] ^= 0x01
+        damaged[position] ^= mask
         out: list[JournalRecord] = []
         try:
-            stop = Decoder().decode_records(bytes(damaged), 0, len(damaged), out)
+            end = Decoder().decode_records(bytes(damaged), 0, len(damaged), out)
         except RecordDefect as defect:
-            assert defect.offset == offsets[1], position
-            assert [r.sequence for r in out] == [1]
-            continue
-        # A flipped bit in the length field can make the record look longer than the data.
-        assert stop == offsets[1] and [r.sequence for r in out] == [1], position
-        defect = record_defect(bytes(damaged), stop, len(damaged))
-        assert defect is not None
+            assert defect.offset == start, position
+        else:
+            assert end == start and record_defect(bytes(damaged), start, len(damaged)) is not None, position
+        assert [r.sequence for r in out] == [1], position
+
+
+def test_every_flipped_byte_is_caught_and_located() -> None:
+    data, offsets = _three()
+    _each_flip_is_caught(data, offsets[1], offsets[2], 0x01)
 
 
 def test_batches_larger_than_one_check_still_name_the_first_bad_record() -> None:
@@ -175,18 +177,7 @@ def test_every_flipped_byte_is_caught_whatever_the_flags(optional: dict) -> None
     encoder = Encoder()
     parts = [encoder.encode_record(JournalRecord(n, n, Command.PUBLISH, "orders", "json", b'{"id":%d}' % n)._replace(**optional))
              for n in (1, 2, 3)]
-    data, start, stop = b"".join(parts), len(parts[0]), len(parts[0]) + len(parts[1])
-    for position in range(start, stop):
-        damaged = bytearray(data)
-        damaged[position] ^= 0x10
-        out: list[JournalRecord] = []
-        try:
-            end = Decoder().decode_records(bytes(damaged), 0, len(damaged), out)
-        except RecordDefect as defect:
-            assert defect.offset == start, position
-        else:  # a length that now runs past the data: incomplete there
-            assert end == start and record_defect(bytes(damaged), start, len(damaged)) is not None, position
-        assert [r.sequence for r in out] == [1], position
+    _each_flip_is_caught(b"".join(parts), len(parts[0]), len(parts[0]) + len(parts[1]), 0x10)
 
 
 @pytest.mark.parametrize("field", ["sow_key", "client_name"])
