@@ -73,7 +73,7 @@ def build(records: int, seed: int) -> float:
     from ampsctl.sow.store import TopicGroup
 
     OUT.mkdir(exist_ok=True)
-    wanted = {"records": records, "seed": seed, "format": 1}
+    wanted = {"records": records, "seed": seed, "format": 2}
     if SOW.exists() and JSONL.exists() and STAMP.exists() and orjson.loads(STAMP.read_bytes()) == wanted:
         return 0.0
     started = time.perf_counter()

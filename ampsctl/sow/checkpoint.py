@@ -44,6 +44,7 @@ from ampsctl.errors import EnvironmentProblem
 from ampsctl.messages.keys import KEY_SCHEME_VERSION
 from ampsctl.sow.errors import SowFileError
 from ampsctl.sow.history import Saved
+from ampsctl.sow.payloads import json_plain
 from ampsctl.sow.record import SowRecord
 from ampsctl.sow.sowfile import (
     FORMAT, FORMAT_VERSION, SowFile, SowMeta, damaged, history_crc, index_columns, meta_crc, row_crc, schema,
@@ -240,7 +241,8 @@ def load_group(path: str | os.PathLike[str], group: TopicGroup) -> SowMeta:
             topic.history.horizon = meta.history_horizon
     group.sequence = meta.last_sequence
     group.timestamp = meta.last_timestamp
-    group.needs_rewrite = (meta.hash_paths, meta.memo_paths) != (group.indexer.hash_paths, group.indexer.memo_paths)
+    group.needs_rewrite = meta.format_version != FORMAT_VERSION or (
+        (meta.hash_paths, meta.memo_paths) != (group.indexer.hash_paths, group.indexer.memo_paths))
     return meta
 
 
@@ -289,6 +291,7 @@ def _ordered_rows(group: TopicGroup, states: list[_TopicState]) -> Iterator[tupl
 def _rows(group: TopicGroup, state: _TopicState) -> Iterator[tuple[Any, ...]]:
     indexer = group.indexer
     indexed = bool(indexer.hash_fields or indexer.memo_fields)
+    plain = json_plain if group.payloads.message_type == "json" else None
     count = len(state.keys)
     all_tokens = state.tokens if state.tokens is not None else [None] * count
     all_docs = state.docs if state.docs is not None else [None] * count
@@ -311,12 +314,12 @@ def _rows(group: TopicGroup, state: _TopicState) -> Iterator[tuple[Any, ...]]:
             row += (*tokens, *memo, 1 if complex_ else 0)
         else:
             row += (0,)
-        yield row
+        yield row + (0 if plain is None else plain(record.payload),)
 
 
 def insert_rows(connection: sqlite3.Connection, group: TopicGroup, rows: Iterator[tuple[Any, ...]], *, upsert: bool = False) -> int:
     columns = ["topic", "sow_key", "payload", "sequence", "timestamp", "expiration", "expires_at", "crc"]
-    columns += index_columns(len(group.indexer.hash_fields), len(group.indexer.memo_fields))
+    columns += [*index_columns(len(group.indexer.hash_fields), len(group.indexer.memo_fields)), "json_plain"]
     sql = f"INSERT INTO records ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
     if upsert:
         updates = ", ".join(f"{column} = excluded.{column}" for column in columns[2:])

@@ -43,6 +43,7 @@ from ampsctl.journal.record import Command
 from ampsctl.messages.keys import check_supplied_key
 from ampsctl.messages.stream import key_function
 from ampsctl.sow.errors import ReplayError
+from ampsctl.sow.payloads import json_plain
 from ampsctl.sow.record import expiration_refused, expires_at
 from ampsctl.sow.spec import TopicSpec
 from ampsctl.sow.store import SowStore, TopicGroup
@@ -377,6 +378,7 @@ def _topic_rows(fast: FastGroup, topic: str, keys: list[str], entries: list[tupl
     indexer, payloads, default = fast.group.indexer, fast.payloads, fast.spec.expiration
     indexed = bool(indexer.hash_fields or indexer.memo_fields)
     memos = bool(indexer.memo_fields)
+    plain = json_plain if payloads.message_type == "json" else None
     for key, (payload, doc, sequence, timestamp, expiration) in zip(keys, entries, strict=True):
         at = expires_at(timestamp, expiration, default)
         row: tuple[Any, ...] = (topic, key, payload, sequence, timestamp, expiration, at,
@@ -387,4 +389,4 @@ def _topic_rows(fast: FastGroup, topic: str, keys: list[str], entries: list[tupl
             row += (*indexer.hash_tokens(fields), *memo, 1 if complex_ else 0)
         else:
             row += (0,)
-        yield row
+        yield row + (0 if plain is None else plain(payload),)

@@ -105,7 +105,9 @@ def _rows(sow: SowFile, where: str, params: tuple[Any, ...], chosen: Plan, paylo
         return
     test = payloads.matcher(predicate)
     # A full scan (no SowKeys, hash-index or memo narrowing in SQL yet) of JSON gets the JSON pre-filter.
-    json = json_prefilter(chosen.expr) if not where and chosen.expr is not None and payloads.message_type == "json" else None
+    json = None
+    if not where and chosen.expr is not None and payloads.message_type == "json":
+        json = json_prefilter(chosen.expr, plain_column=sow.meta.format_version >= 2)
     if json is not None:
         yield from _prefiltered(sow, json, test, progress)
         return

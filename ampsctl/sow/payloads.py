@@ -22,6 +22,8 @@ from ampsctl.messages.json_record import JsonRecord
 from ampsctl.messages.keys import check_supplied_key, generate_key
 from ampsctl.messages.stream import record_key_values
 
+_JSON_SPACE = b" \t\r\n"
+
 
 class Payloads:
     """Parse/key/merge/serialize for one message type."""
@@ -109,3 +111,26 @@ class Payloads:
                 code="SOWKEY", hint="publishers must send a SowKey on topics configured without <Key>",
             )
         return check_supplied_key(supplied)
+
+
+def json_plain(payload: bytes) -> int:
+    """1 when SQLite's JSON functions find every name of a JSON payload where orjson does, else 0.
+
+    They differ on an escaped name (SQLite's paths match the raw text) and on a name twice in one
+    object (SQLite reads the first, orjson the last), so 1 means: no backslash, and as many names
+    as the parsed document has keys. The scan pre-filter (``jsonfilter``) skips its text guards
+    for such rows. About 0.9 µs a record (orjson there and back); 0 is always safe."""
+    if b"\\" in payload:
+        return 0
+    try:
+        canon = orjson.dumps(orjson.loads(payload))
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return 0
+    return 1 if canon == payload or _names(payload) == _names(canon) else 0
+
+
+def _names(text: bytes) -> int:
+    """The names in JSON text without a backslash: every quote delimits a string, so the text
+    between strings is every other piece, and a string is a name when a colon follows it."""
+    between = b"\x00".join(text.split(b'"')[0::2]).translate(None, _JSON_SPACE)
+    return between.count(b"\x00:")

@@ -1,8 +1,9 @@
 """The SOW file: the persistent form of one SOW topic (all concrete topics of a Pattern topic).
 
-Theory of operation (format version 1, documented in docs/formats.md "SOW file"). A SOW file
-is an SQLite 3 database (DESIGN.md: crash-safe, indexed, readable by any SQLite tool) in
-rollback-journal mode, so it is always a single file between transactions:
+Theory of operation (format version 2, documented in docs/formats.md "SOW file"; version 1
+lacks ``json_plain`` and is still read). A SOW file is an SQLite 3 database (DESIGN.md:
+crash-safe, indexed, readable by any SQLite tool) in rollback-journal mode, so it is always a
+single file between transactions:
 
 * identity: ``PRAGMA application_id`` = 0x61534F57 ("aSOW") and ``PRAGMA user_version`` = the
   format version; ``meta`` repeats both and holds the topic's ``TopicSpec`` as JSON, the last
@@ -10,8 +11,8 @@ rollback-journal mode, so it is always a single file between transactions:
 * ``records``: one row per SOW record (topic, sow_key, payload, sequence, timestamp,
   expiration, expires_at), a CRC-32 over those, and the index columns: ``h<i>`` one token per
   hash index (index 0 is the Key fields), ``m<i>n``/``m<i>t`` the typed values of memo index
-  i and ``memo_complex`` (``indexing.py``). A SQL index on every ``h<i>`` makes an exact match
-  an indexed lookup. ``id`` keeps first-insert order;
+  i and ``memo_complex`` (``indexing.py``), and ``json_plain`` (``payloads.json_plain``). A
+  SQL index on every ``h<i>`` makes an exact match an indexed lookup. ``id`` keeps first-insert order;
 * ``history``: the saved states of a History topic (``history.py``), with a CRC each.
 
 Invariants: a reader never writes (``mode=ro``); every problem is a ``SowFileError`` naming the
@@ -42,7 +43,8 @@ from ampsctl.sow.record import SowRecord
 from ampsctl.sow.spec import TopicSpec
 
 FORMAT = "ampsctl-sow"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2 added records.json_plain (docs/formats.md)
+READABLE_VERSIONS = (1, 2)
 APPLICATION_ID = 0x61534F57  # "aSOW"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEAD = struct.Struct(">qqqq")
@@ -135,9 +137,8 @@ def check_header(path: str | os.PathLike[str]) -> None:
         raise SowFileError(where, f"not a SOW file: an SQLite database of another application (application id 0x{application:08x})",
                            code="SOW_FORMAT", hint="give a file written by `ampsctl journal compact` or the broker")
     version = int.from_bytes(head[60:64], "big")
-    if version != FORMAT_VERSION:
-        raise SowFileError(where, f"SOW file format version {version} is not supported (this ampsctl reads version {FORMAT_VERSION})",
-                           code="SOW_VERSION", hint="use the ampsctl release that wrote the file, or rebuild it from the journal")
+    if version not in READABLE_VERSIONS:
+        raise _unsupported(where, version, "use the ampsctl release that wrote the file, or rebuild it from the journal")
     page_size = int.from_bytes(head[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(head[28:32], "big")
@@ -253,17 +254,19 @@ class SowFile:
         return _guarded(self.path, lambda: self.connection.execute("SELECT count(*) FROM history").fetchone()[0])
 
 
-def schema(hashes: int, memos: int) -> list[str]:
-    """The statements that create an empty SOW file with ``hashes`` hash and ``memos`` memo indexes."""
+def schema(hashes: int, memos: int, version: int = FORMAT_VERSION) -> list[str]:
+    """The statements that create an empty SOW file with ``hashes`` hash and ``memos`` memo
+    indexes (in format ``version``: readers check older files against their own schema)."""
     hash_columns = "".join(f", h{i} BLOB" for i in range(hashes))
     memo_columns = "".join(f", m{i}n, m{i}t" for i in range(memos))  # no declared type: values stay as bound
+    plain_column = ", json_plain INTEGER NOT NULL DEFAULT 0" if version >= 2 else ""
     return [
         f"PRAGMA application_id = {APPLICATION_ID}",
-        f"PRAGMA user_version = {FORMAT_VERSION}",
+        f"PRAGMA user_version = {version}",
         "CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
         "CREATE TABLE records (id INTEGER PRIMARY KEY, topic TEXT NOT NULL, sow_key TEXT NOT NULL, payload BLOB NOT NULL, "
         "sequence INTEGER NOT NULL, timestamp INTEGER NOT NULL, expiration INTEGER, expires_at INTEGER, "
-        f"crc INTEGER NOT NULL, memo_complex INTEGER NOT NULL DEFAULT 0{hash_columns}{memo_columns})",
+        f"crc INTEGER NOT NULL, memo_complex INTEGER NOT NULL DEFAULT 0{hash_columns}{memo_columns}{plain_column})",
         "CREATE UNIQUE INDEX records_key ON records (topic, sow_key)",
         "CREATE INDEX records_expiry ON records (expires_at) WHERE expires_at IS NOT NULL",
         *(f"CREATE INDEX records_h{i} ON records (h{i})" for i in range(hashes)),
@@ -276,9 +279,12 @@ def schema(hashes: int, memos: int) -> list[str]:
 def check_schema(path: str, connection: sqlite3.Connection, meta: SowMeta) -> None:
     """The tables and indexes must be exactly those ``schema`` creates for the file's layout."""
     found = {sql for (sql,) in connection.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")}
-    expected = {sql for sql in schema(len(meta.hash_paths), len(meta.memo_paths)) if sql.startswith("CREATE")}
+    expected = {sql for sql in schema(len(meta.hash_paths), len(meta.memo_paths), meta.format_version) if sql.startswith("CREATE")}
     if found != expected:
         raise damaged(path, "its tables are not those of a SOW file of this layout")
+    (version,) = connection.execute("PRAGMA user_version").fetchone()
+    if version != meta.format_version:
+        raise damaged(path, f"its header says format version {version}, its meta table {meta.format_version}")
 
 
 def index_columns(hashes: int, memos: int) -> list[str]:
@@ -299,9 +305,8 @@ def read_meta(path: str, connection: sqlite3.Connection) -> SowMeta:
         raise damaged(path, "its meta table does not match its checksum")
     try:
         version = int(values["format_version"])
-        if version != FORMAT_VERSION:
-            raise SowFileError(path, f"SOW file format version {version} is not supported (this ampsctl reads version {FORMAT_VERSION})",
-                               code="SOW_VERSION", hint="use the ampsctl release that wrote the file")
+        if version not in READABLE_VERSIONS:
+            raise _unsupported(path, version, "use the ampsctl release that wrote the file")
         layout = orjson.loads(values["columns"])
         return SowMeta(
             path=path,
@@ -316,6 +321,12 @@ def read_meta(path: str, connection: sqlite3.Connection) -> SowMeta:
         )
     except (KeyError, ValueError, TypeError, orjson.JSONDecodeError) as exc:
         raise damaged(path, f"its meta table is incomplete or malformed ({type(exc).__name__}: {exc})") from None
+
+
+def _unsupported(path: str, version: int, hint: str) -> SowFileError:
+    readable = " and ".join(map(str, READABLE_VERSIONS))
+    return SowFileError(path, f"SOW file format version {version} is not supported (this ampsctl reads versions {readable})",
+                        code="SOW_VERSION", hint=hint)
 
 
 def _optional_int(text: str) -> int | None:

@@ -1,9 +1,9 @@
 """What a SOW file holds, and a full check of it (``ampsctl sow stats [--verify]``).
 
 ``file_stats`` reads the meta and a few aggregates (cheap: no payload is read). With
-``verify`` it also reads every row: each record's CRC, each record's index columns recomputed
-from its message (a damaged index column would make indexed queries miss the record), each
-history state's CRC, and SQLite's ``integrity_check``. The first problem found is raised as a
+``verify`` it also reads every row: each record's CRC, each record's index columns and
+``json_plain`` recomputed from its message (a damaged one would make queries miss the
+record), each history state's CRC, and SQLite's ``integrity_check``. The first problem found is raised as a
 SowFileError naming the record.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ampsctl.sow.payloads import Payloads
+from ampsctl.sow.payloads import Payloads, json_plain
 from ampsctl.sow.sowfile import RECORD_COLUMNS, SowFile, damaged, index_columns
 
 
@@ -54,17 +54,22 @@ def verify_file(sow: SowFile, *, progress: Callable[[int], None] | None = None) 
     indexer = meta.indexer()
     payloads = Payloads(meta.spec.message_type)
     columns = index_columns(len(indexer.hash_fields), len(indexer.memo_fields))
+    plain = meta.format_version >= 2  # json_plain: a 1 on a row that is not plain would make scans drop matches
+    if plain:
+        columns.append("json_plain")
     indexed = bool(indexer.hash_fields or indexer.memo_fields)
+    json = payloads.message_type == "json"
     count = 0
     for row in sow.select(f"SELECT {RECORD_COLUMNS}, {', '.join(columns)} FROM records ORDER BY id"):
         record = sow.record(row[:8])
+        expected: tuple[Any, ...] = (0,)
         if indexed:
             fields = payloads.record(payloads.parse(record.payload))
             memo, complex_ = indexer.memo_columns(fields)
             expected = (*indexer.hash_tokens(fields), *memo, 1 if complex_ else 0)
-            if tuple(row[8:]) != expected:
-                raise damaged(sow.path, f"the index columns of record {record.key!r} do not match its message")
-        elif row[8] != 0:
+        if plain:
+            expected += (json_plain(record.payload) if json else 0,)
+        if tuple(row[8:]) != expected:
             raise damaged(sow.path, f"the index columns of record {record.key!r} do not match its message")
         count += 1
         if progress is not None and not count & 0xFFFF:

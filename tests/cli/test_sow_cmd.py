@@ -96,7 +96,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (out / "truncated.sow").write_bytes((out / ORDERS).read_bytes()[:5000])
     shutil.copy(out / ORDERS, out / "future.sow")
     with sqlite3.connect(out / "future.sow") as connection:
-        connection.execute("PRAGMA user_version = 2")
+        connection.execute("PRAGMA user_version = 3")
     (out / "orders.csv").write_bytes(NOT_SOW)
     return out
 

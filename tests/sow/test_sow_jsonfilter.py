@@ -102,7 +102,7 @@ def test_malformed_json_in_sqlite_finishes_in_python(tmp_path: Path, monkeypatch
     payloads = [orjson.dumps({"id": number, "c": number % 3}) for number in range(10)]
     path = _file(tmp_path, payloads)
     failing = JsonPrefilter("CASE WHEN id > 4 THEN json_extract('{', '$') ELSE 1 END", [])
-    monkeypatch.setattr(filequery, "json_prefilter", lambda expr: failing)
+    monkeypatch.setattr(filequery, "json_prefilter", lambda expr, **_: failing)
     with SowFile.open(path) as sow:
         assert [row.doc["id"] for row in query_file(sow, Query(filter="/c = 1")).rows] == [1, 4, 7]
 
@@ -166,7 +166,7 @@ def test_malformed_json_in_any_part_finishes_in_python(tmp_path: Path, monkeypat
     with SowFile.open(path) as sow:
         for bad in (5, 20, 30):  # the caller's part, then each helper's
             failing = JsonPrefilter(f"CASE WHEN id > {bad} THEN json_extract('{{', '$') ELSE 1 END", [])
-            monkeypatch.setattr(filequery, "json_prefilter", lambda expr, failing=failing: failing)
+            monkeypatch.setattr(filequery, "json_prefilter", lambda expr, failing=failing, **_: failing)
             assert [row.doc["id"] for row in query_file(sow, Query(filter="/c = 1")).rows] == list(range(1, 40, 3))
     assert len(parts) == 3 * 2
 
