@@ -440,8 +440,11 @@ class _IncludeExpander:
         self.config._sources.append(fragment)
         for top in fragment.tops:
             self.config._owner[top] = fragment
+        wrapper = fragment.tops[0].getparent() if fragment.tops else None
         self.expand(fragment, [*stack, real])
-        return list(fragment.tops)
+        # The wrapper's children now, not fragment.tops: an <Include> at the top level of the
+        # fragment has just been replaced by what it names.
+        return list(wrapper) if wrapper is not None else []
 
     def _problem(self, where: Location, message: str, hint: str) -> list[etree._Element]:
         self.config.findings.append(Finding("GEN-008", Severity.ERROR, message, where, hint or None))

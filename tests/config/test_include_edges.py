@@ -1,0 +1,66 @@
+"""<Include> edge cases found by the bad-input round: nested includes at the top level of a
+fragment, text-only fragments, and messages that point at an element in another file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from lxml import etree
+
+from ampsctl.config.lint import LintOptions, lint_paths
+from ampsctl.config.loader import LoadedConfig, load_config
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def load(tmp_path: Path, files: dict[str, str]) -> LoadedConfig:
+    write(tmp_path, files)
+    return load_config(str(tmp_path / "amps.xml"), {})
+
+
+def pos(config: LoadedConfig, node: etree._Element) -> str:
+    location = config.locate(node)
+    return f"{Path(os.path.relpath(location.path, tmp_dir(config))).as_posix()}:{location.line}:{location.col}"
+
+
+def tmp_dir(config: LoadedConfig) -> str:
+    return os.path.dirname(config.path)
+
+
+def findings(tmp_path: Path, files: dict[str, str]) -> list[str]:
+    write(tmp_path, files)
+    report = lint_paths([str(tmp_path / "amps.xml")], LintOptions(env={}, jobs=1))
+    return [f"{Path(os.path.relpath(f.location.path, tmp_path)).as_posix()}:{f.location.line}:{f.location.col} {f.code} {f.message}" for f in report.findings]
+
+
+def test_an_include_at_the_top_level_of_an_included_file_is_expanded(tmp_path):
+    config = load(
+        tmp_path,
+        {
+            "amps.xml": "<AMPSConfig>\n  <Name>demo</Name>\n  <Include>sub/a.xml</Include>\n</AMPSConfig>\n",
+            "sub/a.xml": "<Admin><InetAddr>8085</InetAddr></Admin>\n<Include>deeper/b.xml</Include>\n",
+            "sub/deeper/b.xml": "<Logging>\n  <Target><Protocol>stdout</Protocol><Level>info</Level></Target>\n</Logging>\n",
+        },
+    )
+    assert [el.tag for el in config.root if isinstance(el.tag, str)] == ["Name", "Admin", "Logging"]
+    assert config.root.find(".//Include") is None
+    assert pos(config, config.root.find("Logging/Target")) == "sub/deeper/b.xml:2:3"
+    assert pos(config, config.root.find("Admin")) == "sub/a.xml:1:1"
+
+
+def test_findings_inside_a_nested_top_level_include_are_reported(tmp_path):
+    found = findings(
+        tmp_path,
+        {
+            "amps.xml": "<AMPSConfig>\n  <Name>demo</Name>\n  <Include>sub/a.xml</Include>\n</AMPSConfig>\n",
+            "sub/a.xml": "<Include>deeper/b.xml</Include>\n",
+            "sub/deeper/b.xml": "\n<Bogus/>\n",
+        },
+    )
+    assert found == ["sub/deeper/b.xml:2:1 GEN-006 unknown element <Bogus> in <AMPSConfig>"]
