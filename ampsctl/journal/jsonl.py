@@ -171,7 +171,8 @@ def delete_criteria(payload: bytes) -> DeleteCriteria | None:
 # ----------------------------------------------------------------------------- helpers
 
 
-_LONG_INTEGER = re.compile(rb"[0-9]{20}")  # more digits than a 64-bit integer has
+# 19 digits or more: a negative integer beyond 64 bits may have only 19 (-9223372036854775809).
+_LONG_INTEGER = re.compile(rb"[0-9]{19}")
 
 
 def _loads(raw: bytes | str) -> Any:

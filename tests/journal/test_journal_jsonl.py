@@ -109,3 +109,11 @@ def test_integers_beyond_64_bits_are_kept_exactly(command: str) -> None:
 def test_a_line_with_a_long_integer_still_refuses_what_json_does_not_allow(extra: str) -> None:
     with pytest.raises(InputError, match="not valid JSON"):
         parse_line('{"topic":"o","data":{"id":123456789012345678901234567890,%s}}' % extra, Clock())
+
+
+@pytest.mark.parametrize("number", ["-9223372036854775809", "-9999999999999999999", "18446744073709551616"])
+def test_integers_just_beyond_64_bits_are_kept_exactly(number: str) -> None:
+    # -9223372036854775809 has 19 digits, like in-range integers: orjson read it as a float.
+    record = parse_line('{"topic":"o","data":{"n":%s}}' % number, Clock())
+    assert record.payload == b'{"n":%s}' % number.encode()
+
