@@ -27,7 +27,7 @@ def write_baseline(findings: Iterable[Finding], path: str) -> int:
         {"path": p, "code": c, "message": m, "count": n} for (p, c, m), n in sorted(counts.items())
     ]
     try:
-        Path(path).write_text(json.dumps({"version": VERSION, "tool": "ampsctl", "findings": entries}, indent=2) + "\n")
+        Path(path).write_text(json.dumps({"version": VERSION, "tool": "ampsctl", "findings": entries}, indent=2) + "\n", encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write the baseline file '{path}': {exc.strerror}", hint="pass a writable file path to --baseline") from None
     return sum(counts.values())
@@ -35,14 +35,51 @@ def write_baseline(findings: Iterable[Finding], path: str) -> int:
 
 def load_baseline(path: str) -> Counter[tuple[str, str, str]]:
     try:
-        data = json.loads(Path(path).read_text())
-        return Counter({(e["path"], e["code"], e["message"]): int(e.get("count", 1)) for e in data["findings"]})
+        text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(f"baseline file not found: '{path}'", code="BASELINE", hint="create it with --write-baseline", location=Location(path)) from None
     except OSError as exc:  # a directory, no permission...
         raise InputError(f"cannot read the baseline file '{path}': {exc.strerror}", code="BASELINE", hint="pass the JSON file written by --write-baseline", location=Location(path)) from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"baseline file is not valid: {exc}", code="BASELINE", hint="regenerate it with --write-baseline", location=Location(path)) from None
+    except UnicodeDecodeError:
+        raise _invalid(path, "it is not UTF-8 text") from None
+    if not text.strip():
+        raise _invalid(path, "the file is empty")
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise _invalid(path, f"it is not JSON ({exc})") from None
+    except RecursionError:
+        raise _invalid(path, "it is not JSON (nested too deeply)") from None
+    if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
+        raise _invalid(path, 'expected a JSON object with a "findings" list')
+    counts: Counter[tuple[str, str, str]] = Counter()
+    for number, entry in enumerate(data["findings"], 1):
+        counts[_entry(path, number, entry)] += _count(path, number, entry)
+    return counts
+
+
+def _entry(path: str, number: int, entry: object) -> tuple[str, str, str]:
+    if not isinstance(entry, dict):
+        raise _invalid(path, f"finding {number} is not a JSON object")
+    fields = []
+    for name in ("path", "code", "message"):
+        value = entry.get(name)
+        if not isinstance(value, str):
+            problem = "has no" if value is None else "has a non-string"
+            raise _invalid(path, f'finding {number} {problem} "{name}"')
+        fields.append(value)
+    return (fields[0], fields[1], fields[2])
+
+
+def _count(path: str, number: int, entry: dict[str, object]) -> int:
+    count = entry.get("count", 1)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise _invalid(path, f'finding {number} has a "count" that is not a whole number of at least 1')
+    return count
+
+
+def _invalid(path: str, problem: str) -> InputError:
+    return InputError(f"baseline file is not valid: {problem}", code="BASELINE", hint="regenerate it with --write-baseline", location=Location(path))
 
 
 def apply_baseline(findings: list[Finding], baseline: Counter[tuple[str, str, str]]) -> tuple[list[Finding], int]:

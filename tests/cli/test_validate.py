@@ -386,7 +386,24 @@ def test_baseline_does_not_accept_fatal_files(cli, write):
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [(None, "baseline file not found"), ("{not json", "baseline file is not valid"), ('{"x": 1}', "baseline file is not valid")],
+    [
+        (None, "baseline file not found"),
+        ("{not json", "baseline file is not valid: it is not JSON"),
+        ('{"x": 1}', 'expected a JSON object with a "findings" list'),
+        ("", "baseline file is not valid: the file is empty"),
+        ("[]", 'expected a JSON object with a "findings" list'),
+        ("null", 'expected a JSON object with a "findings" list'),
+        ('{"findings": {}}', 'expected a JSON object with a "findings" list'),
+        ('{"findings": "abc"}', 'expected a JSON object with a "findings" list'),
+        ('{"findings": [1]}', "finding 1 is not a JSON object"),
+        ('{"findings": [{"path": "a"}]}', 'finding 1 has no "code"'),
+        ('{"findings": [{"path": ["a"], "code": "b", "message": "c"}]}', 'finding 1 has a non-string "path"'),
+        ('{"findings": [{"path": "a", "code": "b", "message": "c", "count": 1e999}]}', '"count" that is not a whole number'),
+        ('{"findings": [{"path": "a", "code": "b", "message": "c", "count": -5}]}', '"count" that is not a whole number'),
+        ('{"findings": [{"path": "a", "code": "b", "message": "c", "count": 1.5}]}', '"count" that is not a whole number'),
+        ('{"findings": [{"path": "a", "code": "b", "message": "c", "count": "x"}]}', '"count" that is not a whole number'),
+        ("[" * 100_000, "baseline file is not valid: it is not JSON"),
+    ],
 )
 def test_bad_baseline_file_exits_3(cli, write, content, message):
     write("amps.xml", CLEAN)
