@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +38,7 @@ import orjson
 from ampsctl.errors import AmpsctlError, InputError, Location
 from ampsctl.journal.bookmarks import parse_timestamp, timestamp_value
 from ampsctl.journal.record import Command, JournalRecord, sow_delete_payload
+from ampsctl.messages.json_codec import dumps_exact, loads_exact, may_hold_long_integer
 
 DEFAULT_START = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z in µs
 DEFAULT_STEP = 1_000  # µs between records that have no timestamp
@@ -171,26 +170,17 @@ def delete_criteria(payload: bytes) -> DeleteCriteria | None:
 # ----------------------------------------------------------------------------- helpers
 
 
-# 19 digits or more: a negative integer beyond 64 bits may have only 19 (-9223372036854775809).
-_LONG_INTEGER = re.compile(rb"[0-9]{19}")
-
-
 def _loads(raw: bytes | str) -> Any:
     """A line's JSON, checked by orjson. orjson reads an integer beyond 64 bits as a float,
     losing digits, so a line that may hold one is read again by the standard library, which
     keeps every integer exact (orjson has accepted the line, so both read the same document)."""
     found = orjson.loads(raw)
-    if _LONG_INTEGER.search(raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw) is None:
-        return found
-    return json.loads(raw)
+    return loads_exact(raw) if may_hold_long_integer(raw) else found
 
 
 def _dumps(value: Any) -> bytes:
     """``data`` as message bytes; integers beyond 64 bits are written exactly (the standard library)."""
-    try:
-        return orjson.dumps(value)
-    except orjson.JSONEncodeError:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return dumps_exact(value)
 
 
 def _bad(message: str, *, hint: str = HINT) -> InputError:

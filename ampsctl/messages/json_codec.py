@@ -19,7 +19,9 @@ a million records). Whoever wants to edit a document in place must copy it first
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import sys
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -107,6 +109,53 @@ class JsonCodec:
         if no_empties and not changed:
             return None
         return out
+
+
+# ----------------------------------------------------- integers beyond 64 bits, exactly
+
+# Digits become "0", every other byte a space: a run of 19 digits is then one substring test.
+_LONG_RUN = b"0" * 19  # a negative integer beyond 64 bits may have only 19 digits (-9223372036854775809)
+_ZEROED = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+
+
+def may_hold_long_integer(raw: bytes | bytearray | memoryview | str) -> bool:
+    """False when ``raw`` cannot hold an integer beyond 64 bits (no run of 19 digits), which
+    orjson reads as a float, losing digits; True means it may (a digit run in a string too)."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
+    return _LONG_RUN in data.translate(_ZEROED)
+
+
+def loads_exact(raw: bytes | bytearray | memoryview | str) -> Any:
+    """The JSON text that orjson has just accepted, read again by the standard library, which
+    keeps every integer exact; for text that ``may_hold_long_integer``. orjson accepts 1024
+    levels of nesting, more than the standard library's recursion allows, so a RecursionError
+    is retried with room for that (a process-wide setting: CLI use only, not the broker)."""
+    return _deep(json.loads, bytes(raw) if isinstance(raw, bytearray | memoryview) else raw)
+
+
+def dumps_exact(value: Any) -> bytes:
+    """``orjson.dumps``, or for a document with an integer beyond 64 bits (which orjson refuses)
+    the standard library's compact form, which writes it exactly."""
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        text = _deep(lambda doc: json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False), value)
+        return text.encode("utf-8")
+
+
+def _deep(function: Callable[[Any], Any], argument: Any) -> Any:
+    try:
+        return function(argument)
+    except RecursionError:
+        pass
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + 3000)  # orjson's 1024 levels, a few frames each
+    try:
+        return function(argument)
+    except RecursionError:
+        raise InputError("JSON document nested too deeply", code="JSON", hint="nest objects and arrays less than 1000 levels deep") from None
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def _need_object(doc: Any, what: str) -> None:

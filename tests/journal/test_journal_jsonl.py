@@ -117,3 +117,11 @@ def test_integers_just_beyond_64_bits_are_kept_exactly(number: str) -> None:
     record = parse_line('{"topic":"o","data":{"n":%s}}' % number, Clock())
     assert record.payload == b'{"n":%s}' % number.encode()
 
+
+
+@pytest.mark.parametrize("depth", [900, 1000, 1020])
+def test_a_deep_line_with_a_long_integer_is_imported_not_a_crash(depth: int) -> None:
+    # orjson accepts up to 1024 levels; the standard library's reader ran out of recursion first.
+    data = '{"a":' * depth + "123456789012345678901234567890" + "}" * depth
+    record = parse_line('{"topic":"o","data":%s}' % data, Clock())
+    assert record.payload == data.encode()
