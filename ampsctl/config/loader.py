@@ -73,6 +73,7 @@ class _Source:
     tops: list[etree._Element]
     index: dict[etree._Element, Mark] | None = None
     starts: list[int] | None = None  # line starts of parse_text, for find_mark
+    wrapper: etree._Element | None = None  # a fragment's parsed wrapper element
 
 
 @dataclass
@@ -288,7 +289,7 @@ def _parse(text: SourceText, *, fragment: bool) -> _Source:
     if doctype:
         _refuse_entity_references(top, text, document, len(prefix))
     if fragment:
-        return _Source(text, parse_text, list(top), None)
+        return _Source(text, parse_text, list(top), None, wrapper=top)
     preceding = list(top.itersiblings(preceding=True))[::-1]
     return _Source(text, parse_text, [*preceding, top, *top.itersiblings()], None)
 
@@ -395,11 +396,12 @@ class _IncludeExpander:
         source.index = _index(source)  # before the tree changes
         default_comment = (self.config.root.findtext("ConfigIncludeCommentDefault") or "").strip() in _TRUE
         for include in includes:
-            fragment = self._load(include, source, stack)
+            text, fragment = self._load(include, source, stack)
             comment = (include.get("comment") or "").strip() in _TRUE if include.get("comment") else default_comment
-            self._splice(include, fragment, comment)
+            self._splice(include, text, fragment, comment)
 
-    def _load(self, include: etree._Element, source: _Source, stack: list[str]) -> list[etree._Element]:
+    def _load(self, include: etree._Element, source: _Source, stack: list[str]) -> tuple[str, list[etree._Element]]:
+        """The text before the first node of the included file, and its nodes."""
         where = self.config.locate(include)
         target = (include.text or "").strip()
         if not target:
@@ -420,7 +422,7 @@ class _IncludeExpander:
                 self.config.findings.append(
                     Finding(exc.code, Severity.ERROR, f"in included file: {exc.message}", exc.location or where, exc.hint, fatal=True)
                 )
-                return []
+                return "", []
             return self._problem(where, exc.message, exc.hint or "")
         self.size += len(text)
         if self.size > self.limit:
@@ -436,22 +438,24 @@ class _IncludeExpander:
             self.config.findings.append(
                 Finding(exc.code, Severity.ERROR, f"in included file: {exc.message}", exc.location or where, exc.hint, fatal=True)
             )
-            return []
+            return "", []
         self.config._sources.append(fragment)
         for top in fragment.tops:
             self.config._owner[top] = fragment
-        wrapper = fragment.tops[0].getparent() if fragment.tops else None
+        wrapper = fragment.wrapper
+        assert wrapper is not None
         self.expand(fragment, [*stack, real])
         # The wrapper's children now, not fragment.tops: an <Include> at the top level of the
-        # fragment has just been replaced by what it names.
-        return list(wrapper) if wrapper is not None else []
+        # fragment has just been replaced by what it names. Its text is part of the content
+        # too (an included file may hold just a value: <Name><Include>name.txt</Include></Name>).
+        return wrapper.text or "", list(wrapper)
 
-    def _problem(self, where: Location, message: str, hint: str) -> list[etree._Element]:
+    def _problem(self, where: Location, message: str, hint: str) -> tuple[str, list[etree._Element]]:
         self.config.findings.append(Finding("GEN-008", Severity.ERROR, message, where, hint or None))
-        return []
+        return "", []
 
-    def _splice(self, include: etree._Element, nodes: list[etree._Element], comment: bool) -> None:
-        """Replace ``include`` by ``nodes``, keeping the surrounding text."""
+    def _splice(self, include: etree._Element, text: str, nodes: list[etree._Element], comment: bool) -> None:
+        """Replace ``include`` by ``text`` and ``nodes``, keeping the surrounding text."""
         parent = include.getparent()
         if parent is None:
             return
@@ -460,6 +464,7 @@ class _IncludeExpander:
             label = f"<Include>{(include.text or '').strip()}</Include>"
             start, end = etree.Comment(f" Start {label} "), etree.Comment(f" End {label} ")
             self.config._synthetic[start] = self.config._synthetic[end] = where
+            start.tail, text = text, ""  # the included text comes after the start comment
             nodes = [start, *nodes, end]
         position = parent.index(include)
         tail = include.tail
@@ -468,12 +473,15 @@ class _IncludeExpander:
             parent.insert(position + offset, node)
         if nodes:
             nodes[-1].tail = (nodes[-1].tail or "") + (tail or "")
-        elif tail:
+            tail = None
+        for piece in (text, tail):  # before the first inserted node, or where the <Include> was
+            if not piece:
+                continue
             previous = parent[position - 1] if position > 0 else None
             if previous is not None:
-                previous.tail = (previous.tail or "") + tail
+                previous.tail = (previous.tail or "") + piece
             else:
-                parent.text = (parent.text or "") + tail
+                parent.text = (parent.text or "") + piece
 
     def _report_undefined(self, text: SourceText) -> None:
         for var in text.undefined:

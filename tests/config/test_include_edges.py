@@ -64,3 +64,36 @@ def test_findings_inside_a_nested_top_level_include_are_reported(tmp_path):
         },
     )
     assert found == ["sub/deeper/b.xml:2:1 GEN-006 unknown element <Bogus> in <AMPSConfig>"]
+
+
+def test_an_included_file_may_hold_just_a_value(tmp_path):
+    config = load(
+        tmp_path,
+        {
+            "amps.xml": "<AMPSConfig>\n  <Name><Include>name.txt</Include></Name>\n  <Admin><InetAddr>a<Include>port.txt</Include>b</InetAddr></Admin>\n</AMPSConfig>\n",
+            "name.txt": "amps-ny-1\n",
+            "port.txt": ":8085<!-- c -->:",
+        },
+    )
+    assert config.root.findtext("Name") == "amps-ny-1\n"
+    assert etree.tostring(config.root.find("Admin/InetAddr"), encoding="unicode") == "<InetAddr>a:8085<!-- c -->:b</InetAddr>"
+
+
+def test_text_before_the_first_element_of_an_included_file_is_kept(tmp_path):
+    config = load(
+        tmp_path,
+        {
+            "amps.xml": '<AMPSConfig><Name>a</Name><Admin><Include>x.xml</Include><Include comment="true">x.xml</Include></Admin></AMPSConfig>',
+            "x.xml": "text<Interval>1s</Interval>",
+        },
+    )
+    admin = etree.tostring(config.root.find("Admin"), encoding="unicode")
+    assert admin == (
+        "<Admin>text<Interval>1s</Interval><!-- Start <Include>x.xml</Include> -->text<Interval>1s</Interval>"
+        "<!-- End <Include>x.xml</Include> --></Admin>"
+    )
+
+
+def test_a_name_from_an_included_file_is_not_reported_empty(tmp_path):
+    found = findings(tmp_path, {"amps.xml": "<AMPSConfig>\n  <Name><Include>name.txt</Include></Name>\n</AMPSConfig>\n", "name.txt": "amps-ny-1"})
+    assert found == []
