@@ -20,12 +20,14 @@ from ampsctl.broker.core.queries import prepare, sow_topics
 from ampsctl.broker.core.refusal import INVALID_MESSAGE, Refused
 from ampsctl.broker.core.session import Session
 from ampsctl.broker.core.writes import Written
+from ampsctl.errors import AmpsctlError
 from ampsctl.filter.regexes import has_metachars
 from ampsctl.journal.record import Command, sow_delete_payload
 from ampsctl.protocol.acks import Ack, AckType, Status, stats_ack
 from ampsctl.protocol.commands import DeltaPublish, Publish, SowDelete, SowDeleteForm, encode_publish_ack
 from ampsctl.protocol.errors import Reason
 from ampsctl.sow.record import ChangeKind
+from ampsctl.sow.topic import SowTopic
 
 if TYPE_CHECKING:
     from ampsctl.broker.core.broker import BrokerCore
@@ -122,6 +124,8 @@ def sow_delete(core: BrokerCore, session: Session, cmd: SowDelete, now: int) -> 
             payload = sow_delete_payload(data=cmd.data.decode("utf-8"))
         except UnicodeDecodeError:
             raise Refused(INVALID_MESSAGE, "the sow_delete message is not UTF-8 text") from None
+        if len(topics) > 1:
+            _check_keys(topics, cmd.data)
     topic_matches = sum(len(topic) for topic in topics)
     # A literal SOW topic nothing was published to yet still gets its (empty) delete journaled.
     names = [topic.topic for topic in topics] or ([] if has_metachars(cmd.topic) else [cmd.topic])
@@ -147,3 +151,19 @@ def sow_delete(core: BrokerCore, session: Session, cmd: SowDelete, now: int) -> 
                           topic=cmd.topic)
         out.append(Send(session.conn, stats.encode()))
     return out
+
+
+def _check_keys(topics: list[SowTopic], data: bytes) -> None:
+    """Refused unless ``data`` has a SOW key in every topic a delete by data addresses.
+
+    One write per topic: a message without the key fields of the second topic would be refused
+    after the first topic's delete was applied and numbered, a change the refusal then drops
+    (BrokerCore invariant 2: a refused command changes nothing). A literal topic needs no
+    check: its one write is refused before it changes anything."""
+    for topic in topics:
+        try:
+            topic.payloads.key(topic.payloads.parse(data), key_fields=topic.spec.key_fields, domain=topic.domain,
+                               supplied=None)
+        except AmpsctlError as exc:
+            reason = Reason.INVALID_SOW_KEY if "SOWKEY" in exc.code else INVALID_MESSAGE
+            raise Refused(reason, f"topic {topic.topic!r}: {exc.message}") from None
