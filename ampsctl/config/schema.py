@@ -77,6 +77,8 @@ def _classify(message: str, node: etree._Element, known: frozenset[str]) -> Sche
             hint = f"did you mean <{close[0]}>?" if close else _allowed_hint(allowed)
             return SchemaProblem("GEN-006", node, f"unknown element <{tag}> in {where}", hint, False)
         return SchemaProblem("XSD-001", node, f"<{tag}> is not allowed here in {where}", _allowed_hint(allowed), False)
+    if "Character content other than whitespace is not allowed" in detail:
+        return _stray_text(node, tag)
     if "Missing child element" in detail:
         return SchemaProblem("XSD-001", node, f"<{tag}> is missing a required child", _allowed_hint(allowed), False)
     if match and match.group(2):
@@ -85,6 +87,23 @@ def _classify(message: str, node: etree._Element, known: frozenset[str]) -> Sche
     enum = re.search(r"set \{(.*?)\}", detail)
     hint = f"use one of: {enum.group(1)}" if enum else None
     return SchemaProblem("XSD-002", node, f"'{value}' is not a valid value for <{tag}>", hint, True)
+
+
+def _stray_text(node: etree._Element, tag: str) -> SchemaProblem:
+    """Text where only elements may be: point at the text, or at the node it follows."""
+    hint = "remove the text, or move it into the element it belongs to"
+    if node.text and node.text.strip():
+        return SchemaProblem("XSD-001", node, f"<{tag}> holds text {_shown(node.text)}; only elements are allowed here", hint, True)
+    for child in node:
+        if child.tail and child.tail.strip():
+            after = f"<{child.tag}>" if isinstance(child.tag, str) else "this comment" if child.tag is etree.Comment else "this node"
+            return SchemaProblem("XSD-001", child, f"text {_shown(child.tail)} after {after} in <{tag}>; only elements are allowed here", hint, False)
+    return SchemaProblem("XSD-001", node, f"<{tag}> holds text; only elements are allowed here", hint, False)
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 def _allowed_hint(allowed: list[str]) -> str | None:

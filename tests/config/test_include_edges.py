@@ -97,3 +97,17 @@ def test_text_before_the_first_element_of_an_included_file_is_kept(tmp_path):
 def test_a_name_from_an_included_file_is_not_reported_empty(tmp_path):
     found = findings(tmp_path, {"amps.xml": "<AMPSConfig>\n  <Name><Include>name.txt</Include></Name>\n</AMPSConfig>\n", "name.txt": "amps-ny-1"})
     assert found == []
+
+
+def test_stray_text_is_named_and_located(tmp_path):
+    found = findings(
+        tmp_path,
+        {
+            "amps.xml": "<AMPSConfig>\n  <Name>x</Name>\n  <Include>notes.txt</Include>\n  <SOW>\n    oops <Topic><Name>a</Name><MessageType>json</MessageType><FileName>./sow/%n.sow</FileName></Topic>\n  </SOW>\n</AMPSConfig>\n",
+            "notes.txt": "hello world\n",
+        },
+    )
+    assert found == [
+        "amps.xml:2:3 XSD-001 text 'hello world' after <Name> in <AMPSConfig>; only elements are allowed here",
+        "amps.xml:5:5 XSD-001 <SOW> holds text 'oops'; only elements are allowed here",
+    ]
