@@ -15,6 +15,8 @@ Input and output contract (golden files in tests/cli/golden/delta/):
 * A bad message stops the command (exit 3) unless ``--keep-going``: then it is reported, the
   rest is processed, a count is printed at the end and the exit code is 1.
 * Stream keys are compared like SOW keys (ampsctl.messages.keys): JSON 1 and "1" are one record.
+* JSON integers beyond 64 bits are read, compared and written exactly (``JSON_EXACT``), not as
+  the floats orjson makes of them; so are documents nested deeper than orjson writes (255).
 * ``conflate`` takes the first message of each key as the state before the conflation interval
   (seed 004's example starts from the stored record) and prints, per key, the merge of the
   deltas between successive messages; a key seen once has no update and prints nothing.
@@ -260,12 +262,21 @@ def _codec_for(paths: list[str], samples: list[bytes], type_: str | None) -> Any
     from ampsctl.messages import types
 
     if type_ is not None:
-        return types.codec(type_)
+        return _exact(types.codec(type_))
     kinds = [types.detect(path, sample) for path, sample in zip(paths, samples, strict=True)]
     if len(set(kinds)) > 1:
         described = ", ".join(f"{_name(path)} is {kind}" for path, kind in zip(paths, kinds, strict=True))
         raise UsageError(f"inputs have different message types ({described})", hint="give inputs of one type, or force one with --type")
-    return types.codec(kinds[0])
+    return _exact(types.codec(kinds[0]))
+
+
+def _exact(codec: Any) -> Any:
+    """JSON integers beyond 64 bits are read and written exactly here (``JSON_EXACT``)."""
+    if codec.name != "json":
+        return codec
+    from ampsctl.messages.json_codec import JSON_EXACT
+
+    return JSON_EXACT
 
 
 def _read(path: str) -> bytes:

@@ -230,3 +230,29 @@ class _Diff:
 
 
 JSON = JsonCodec()
+
+
+class ExactJsonCodec(JsonCodec):
+    """``JsonCodec`` that keeps integers beyond 64 bits exactly: the delta commands' codec.
+
+    orjson reads such an integer as a float (123456789012345678901234567890 became
+    1.2345678901234568e+29), so a message that may hold one is read again by the standard
+    library, and a document orjson cannot write (such an integer, or more than 255 levels of
+    nesting) is written by it. Not the broker's codec: SOW keys are generated from parsed
+    values (such an integer keys as its float's text, docs/formats.md "SOW keys"), so reading
+    it exactly there would change the keys of records already stored in SOW files."""
+
+    __slots__ = ()
+
+    def parse(self, raw: bytes | bytearray | memoryview | str) -> dict[str, Any]:
+        doc = super().parse(raw)  # orjson's checks and errors: what is refused does not change
+        return loads_exact(raw) if may_hold_long_integer(raw) else doc
+
+    def serialize(self, doc: Any) -> bytes:
+        try:
+            return dumps_exact(doc)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"cannot write JSON message: {exc}", code="JSON") from None
+
+
+JSON_EXACT = ExactJsonCodec()
