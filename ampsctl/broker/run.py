@@ -6,7 +6,8 @@
 1. open the journal for appending (``JournalWriter.open`` takes its lock and cuts a torn tail);
 2. recover the SOW (``sow.recovery.recover``: load each SOW file, replay the journal after it,
    process the expirations due now), and journal those expirations;
-3. build the core on the recovered store, numbering new records after the journal's last;
+3. build the core on the recovered store, numbering new records after the journal's last, and
+   give it the publishers the journal records (the last ``s`` and bookmark of each client name);
 4. bind every listener (a port in use is EnvironmentProblem, exit 4).
 
 ``running_broker`` is the same as an async context manager (tests, the future pytest plugin);
@@ -25,6 +26,7 @@ from ampsctl.broker.durability import Durability
 from ampsctl.broker.server import BrokerServer, wall_clock_micros
 from ampsctl.broker.settings import BrokerSettings
 from ampsctl.errors import AmpsctlError
+from ampsctl.journal.reader import JournalReader
 from ampsctl.journal.writer import JournalWriter
 from ampsctl.sow.recovery import RecoveryResult, recover
 
@@ -47,6 +49,8 @@ async def start_broker(settings: BrokerSettings, *, clock: Callable[[], int] = w
                          base_dir=settings.base_dir)
         _report(result)
         core = BrokerCore(settings.core, result.store, last_sequence=writer.last_sequence if writer else 0)
+        if journal is not None and writer is not None and writer.last_sequence:
+            core.publishers.recover(JournalReader(journal.directory).scan())  # §4.2: s and bm survive a restart
         server = BrokerServer(settings, core, Durability(writer, result.store, settings.base_dir), clock=clock)
         server.execute(core.recovered_expiries(result.expired, now))
         await server.start()

@@ -38,3 +38,40 @@ def test_a_delete_by_data_over_topics_with_other_keys_is_refused_whole(broker_ru
 
     broker_run(scenario)
 
+
+def test_a_publisher_is_remembered_over_a_restart(tmp_path: Path) -> None:
+    """§4.2: the logon ack carries the last ``s`` and bookmark of the client name, and a publish
+    store that resends what it sent before the restart must find those publishes dropped as
+    duplicates. The broker forgot its publishers on restart: ``s`` 0, and every resend stored
+    and journaled again."""
+    settings = settings_for(tmp_path)
+    marks: list[str] = []
+
+    async def before() -> None:
+        async with running_broker(settings) as broker:
+            publisher = await connect(broker.uris[0], "pub")
+            live = await w(publisher.subscribe("orders"))
+            for n in range(3):
+                await w(publisher.publish("orders", b'{"id":%d,"v":"first"}' % n, ack="persisted"))
+                marks.append((await w(live.next())).bookmark)
+            await w(publisher.publish("trades", b'{"id":9}', ack="persisted"))  # no sequence: not tracked
+            await w(publisher.request({"c": "publish", "t": "trades", "a": "persisted"}, b'{"id":10}',
+                                      until="persisted"))
+
+    async def after() -> None:
+        async with running_broker(settings) as broker:
+            publisher = await connect(broker.uris[0], "pub")
+            ack = publisher.logon_ack
+            assert ack is not None and ack.seq == 4
+            assert ack.bookmark is not None and ack.bookmark.endswith("|5|")  # the unsequenced publish
+            other = await connect(broker.uris[0], "other")
+            assert other.logon_ack is not None and other.logon_ack.seq == 0 and other.logon_ack.bookmark is None
+            resent = await w(publisher.request({"c": "publish", "t": "orders", "s": 2, "a": "processed"},
+                                               b'{"id":1,"v":"resent"}'))
+            assert resent[-1].reason == "duplicate"
+            values = {json_body(r)["id"]: json_body(r)["v"] for r in (await w(publisher.sow("orders"))).records}
+            assert values == {0: "first", 1: "first", 2: "first"}
+            await w(publisher.publish("orders", b'{"id":3,"v":"new"}', ack="persisted"))  # s 5 goes on
+
+    run(before())
+    run(after())

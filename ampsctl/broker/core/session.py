@@ -13,15 +13,21 @@ has sent nothing for ``interval`` and closes the connection when nothing arrived
 
 Publisher memory (§4.2, §5.2): per client name, the highest publish sequence ``s`` seen and
 the bookmark of the last journaled publish, for duplicate detection and the logon ack. It is
-kept by name, not by connection, so a reconnecting publisher finds it.
+kept by name, not by connection, so a reconnecting publisher finds it, and it is rebuilt from
+the journal at start-up (``Publishers.recover``), so a publisher finds it after a restart too
+(what is not journaled, publishes to unrecorded topics, is forgotten then).
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ampsctl.journal.bookmarks import format_bookmark
+from ampsctl.journal.record import Command, JournalRecord
+
+_PUBLISHES = (Command.PUBLISH, Command.DELTA_PUBLISH)
 
 
 class LogonState(enum.Enum):
@@ -87,6 +93,13 @@ class Publishers:
             return False
         known = self.by_name.get(name)
         return known is not None and seq <= known.last_seq
+
+    def recover(self, records: Iterable[JournalRecord]) -> None:
+        """What ``published`` saw before a restart, from the journal's publish records in order:
+        the logon ack's ``s`` and ``bm`` and duplicate detection survive the restart (§4.2)."""
+        for record in records:
+            if record.command in _PUBLISHES:
+                self.published(record.client_name, record.publisher_sequence, record.sequence)
 
     def published(self, name: str | None, seq: int | None, journaled: int) -> None:
         """``journaled``: the publish's journal sequence (0: not journaled)."""
