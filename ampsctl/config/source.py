@@ -20,6 +20,7 @@ from ampsctl.errors import Location
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
+_LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,20 +100,27 @@ class SourceText:
 
     def original_location(self, offset: int) -> Location:
         if self._line_starts is None:
-            self._line_starts = [0] + [m.end() for m in re.finditer("\n", self.original)]
+            self._line_starts = line_starts(self.original)
         line = bisect.bisect_right(self._line_starts, offset)
         return Location(self.path, line, offset - self._line_starts[line - 1] + 1)
 
     def line_text(self, line: int) -> str:
-        """One line of the original text (for snippets), without its newline."""
+        """One line of the original text (for snippets), without its line break."""
         if self._line_starts is None:
             self.original_location(0)
         assert self._line_starts is not None
         if not 1 <= line <= len(self._line_starts):
             return ""
         start = self._line_starts[line - 1]
-        end = self.original.find("\n", start)
-        return self.original[start : end if end >= 0 else len(self.original)].rstrip("\r")
+        end = self._line_starts[line] if line < len(self._line_starts) else len(self.original)
+        return self.original[start:end].rstrip("\r\n")
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where lines start. A line ends at LF, CRLF or a lone CR, as in XML (and in
+    editors): a file saved with old Mac line endings is not one long line."""
+    breaks = _LINE_BREAK if "\r" in text else "\n"
+    return [0, *(m.end() for m in re.finditer(breaks, text))]
 
 
 def _inside(spans: list[tuple[int, int]], offset: int) -> bool:

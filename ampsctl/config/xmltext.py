@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 
+from ampsctl.config.source import line_starts as text_line_starts
 from ampsctl.errors import InputError, Location
 
 _DECLARATION = re.compile(r"\s*<\?xml\b.*?\?>", re.S)
@@ -69,8 +70,10 @@ def decode(data: bytes, path: str) -> str:
             location=Location(path, 1, 1),
         ) from None
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        # line:col in characters, as every other position: decode what comes before the byte
+        before = data[: exc.start].decode(encoding, "replace")
+        starts = text_line_starts(before)
+        line, col = len(starts), len(before) - starts[-1] + 1
         raise InputError(
             f"the file is not valid {encoding.upper()}: byte 0x{data[exc.start]:02x} cannot be decoded",
             code="GEN-001",

@@ -153,6 +153,36 @@ def test_tabs_and_crlf(tmp_path):
     assert pos(config, one(config, "Admin")) == "amps.xml:3:3"
 
 
+def test_lone_cr_line_endings(tmp_path):
+    (tmp_path / "amps.xml").write_bytes(b"<AMPSConfig>\r\t<Name>demo</Name>\r\r\t\t<Admin/>\r\n<SOW/>\n</AMPSConfig>\r")
+    config = load_config(str(tmp_path / "amps.xml"), {})
+    assert pos(config, one(config, "Name")) == "amps.xml:2:2"
+    assert pos(config, one(config, "Admin")) == "amps.xml:4:3"
+    assert pos(config, one(config, "SOW")) == "amps.xml:5:1"
+    assert config.source_line(config.locate(one(config, "Admin"))) == "\t\t<Admin/>"
+
+
+def test_parse_error_with_lone_cr_line_endings(tmp_path):
+    (tmp_path / "amps.xml").write_bytes(b"<AMPSConfig>\r  <Name>x</Nam>\r</AMPSConfig>\r")
+    with pytest.raises(InputError) as caught:
+        load_config(str(tmp_path / "amps.xml"), {})
+    assert (caught.value.location.line, caught.value.location.col) == (2, 16)
+
+
+@pytest.mark.parametrize(
+    ("data", "line", "col"),
+    [
+        (b"<AMPSConfig>\n<Name>\xc3\xa9\xc3\xa9\xff</Name></AMPSConfig>", 2, 9),  # two 2-byte characters before
+        (b"<AMPSConfig>\r<Name>\xf0\x9f\x98\x80\xff</Name></AMPSConfig>", 2, 8),
+    ],
+)
+def test_undecodable_byte_is_located_in_characters(tmp_path, data, line, col):
+    (tmp_path / "amps.xml").write_bytes(data)
+    with pytest.raises(InputError) as caught:
+        load_config(str(tmp_path / "amps.xml"), {})
+    assert (caught.value.location.line, caught.value.location.col) == (line, col)
+
+
 def test_source_line_for_snippets(tmp_path):
     config = load(tmp_path, {"amps.xml": "<AMPSConfig>\n  <Name>demo</Name>\n</AMPSConfig>\n"})
     assert config.source_line(config.locate(one(config, "Name"))) == "  <Name>demo</Name>"
