@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import re
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 
 from ampsctl.config.findings import Severity
 from ampsctl.config.lint import LintReport
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPES = (
+    {code: f"\\x{code:02x}" for code in (*range(32), *range(127, 160))}
+    | {9: "\\t", 10: "\\n", 13: "\\r", 0x2028: "\\u2028", 0x2029: "\\u2029"}  # the last two: line breaks to some
+)
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
@@ -27,10 +33,11 @@ def print_report(report: LintReport, console: Console | None = None) -> None:
             line = file_report.source_line(f.location)
             if line and f.location.line:
                 gutter = f"{f.location.line:>5} | "
-                console.print(escape(gutter + line.expandtabs(1)))
-                console.print(" " * (len(gutter) + max(0, f.location.col - 1)) + f"[{style}]^[/]")
+                console.print(escape(gutter + _snippet(line)))
+                before = _snippet(line[: max(0, f.location.col - 1)])
+                console.print(" " * (len(gutter) + cell_len(before)) + f"[{style}]^[/]")
             if f.hint:
-                console.print(f"      [dim]hint:[/] {escape(f.hint)}")
+                console.print(f"      [dim]hint:[/] {escape(_printable(f.hint))}")
     errors, warnings, infos = (report.count(s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO))
     files = len(report.files)
     suppressed = sum(r.suppressed for r in report.files)
@@ -48,8 +55,19 @@ def print_report(report: LintReport, console: Console | None = None) -> None:
 
 
 def _printable(text: str) -> str:
-    """Undecodable bytes of a file name (lone surrogates) would crash a strict UTF-8 stdout."""
-    return re.sub("[\ud800-\udfff]", "\ufffd", text)
+    """One line of text that is safe for a terminal.
+
+    Undecodable bytes of a file name (lone surrogates) would crash a strict UTF-8 stdout;
+    control characters of a config value or a file name (a newline, ESC, the C1 CSI) would
+    start a line that looks like a finding, or drive the terminal: they are escaped.
+    """
+    return _SURROGATE.sub("\ufffd", text).translate(_ESCAPES)
+
+
+def _snippet(line: str) -> str:
+    """A source line for the snippet: tabs as one space (columns count a tab as one), the
+    rest as ``_printable``; the caret is placed by the width of the same text before it."""
+    return _printable(line.replace("\t", " "))
 
 
 def _plural(count: int, word: str) -> str:

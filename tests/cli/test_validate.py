@@ -413,3 +413,36 @@ def test_bad_baseline_file_exits_3(cli, write, content, message):
     assert result.code == 3
     assert message in result.stderr
     assert "Traceback" not in result.output
+
+
+# ------------------------------------------------------------------------ text report safety
+
+
+def test_text_report_escapes_control_characters(cli, write):
+    # C1 CSI (U+009B) is legal XML 1.0; a newline in a value must not start a fake finding line
+    write(
+        "amps.xml",
+        "<AMPSConfig>\n<Name>x</Name>\n<SOW><Topic><Name>a\u009b31m&#10;fake.xml:1:1: error</Name>"
+        "<MessageType>nope&#13;x</MessageType><FileName>x</FileName></Topic></SOW>\u009b</AMPSConfig>\n",
+    )
+    result = cli("validate", "amps.xml")
+    assert result.code == 1
+    assert "\u009b" not in result.stdout and "\r" not in result.stdout
+    assert not any(line.startswith("fake.xml") for line in result.stdout.splitlines())
+    assert "Topic 'a\\x9b31m\\nfake.xml:1:1: error' uses message type 'nope\\rx'" in result.stdout
+    assert "<Name>nope\\rx</Name>" in result.stdout  # the hint too
+
+
+def test_text_report_escapes_a_newline_in_a_file_name(cli, write):
+    write("a\nb.xml", "<AMPSConfig><Name>x</Name><Bogus/></AMPSConfig>")
+    result = cli("validate", "a\nb.xml")
+    assert result.stdout.splitlines()[0].startswith("a\\nb.xml:1:27: warning GEN-006")
+
+
+def test_text_report_caret_under_wide_characters_and_tabs(cli, write):
+    write("amps.xml", "<AMPSConfig><Name>x</Name>\n<!--\t\u4e2d\u6587\u009b--><Bogus/></AMPSConfig>")
+    lines = cli("validate", "amps.xml").stdout.splitlines()
+    snippet, caret = lines[1], lines[2]
+    assert snippet == "    2 | <!-- \u4e2d\u6587\\x9b--><Bogus/></AMPSConfig>"
+    # the two CJK characters take two terminal cells each
+    assert caret.index("^") == len("    2 | <!-- ") + 4 + len("\\x9b-->")
