@@ -42,13 +42,31 @@ def _parser() -> etree.XMLParser:
 
 
 def _parse_root(raw: bytes) -> etree._Element:
+    data = bytes(raw)
     try:
-        root = etree.fromstring(bytes(raw), _parser())
+        root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as exc:
         raise InputError(f"malformed XML message: {exc.msg}", code="XML", hint="check the message payload") from None
     if root is None:  # lxml returns None for some degenerate inputs (e.g. only whitespace)
         raise InputError("malformed XML message: no root element", code="XML", hint="check the message payload")
+    if b"<!ENTITY" in data:  # cheap: a declaration needs this text; then ask the parsed DTD
+        _refuse_entities(root)
     return root
+
+
+def _refuse_entities(root: etree._Element) -> None:
+    """Entities are not expanded (no DTD processing): a reference in text would be dropped
+    (``<a>x&b;y</a>`` read as ``x``) and one in an attribute expanded, so a message that
+    declares any is refused rather than read with text lost."""
+    dtd = root.getroottree().docinfo.internalDTD
+    names = [entity.name for entity in dtd.iterentities()] if dtd is not None else []
+    if names:
+        shown = ", ".join(f"&{name};" for name in names[:5]) + (", ..." if len(names) > 5 else "")
+        raise InputError(
+            f"XML message declares entities in its DOCTYPE ({shown}), which are not expanded",
+            code="XML",
+            hint="write the text itself, or a character reference such as &#233;; remove the <!ENTITY> declarations",
+        )
 
 
 @dataclass(frozen=True, slots=True)

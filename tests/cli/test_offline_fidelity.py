@@ -53,3 +53,25 @@ def test_delta_merge_of_a_deep_document_with_a_long_integer(tmp_path: Path) -> N
     result = run_ampsctl("delta", "merge", base, _write(tmp_path, "d.json", b"{}"), cwd=tmp_path)
     assert (result.code, result.stderr) == (0, "")  # orjson writes at most 255 levels: exit 3 once
     assert result.stdout.encode() == deep + b"\n"
+
+
+@pytest.mark.parametrize(
+    "delta",
+    [
+        b'<!DOCTYPE Order [<!ENTITY b "BB">]><Order><a>x&b;y</a></Order>',
+        b'<!DOCTYPE Order [<!ENTITY b "BB">]><Order a="&b;"/>',
+        b'<!DOCTYPE Order [<!ENTITY % p "x">]><Order><a>1</a></Order>',
+    ],
+)
+def test_xml_entity_declarations_are_refused_not_dropped(tmp_path: Path, delta: bytes) -> None:
+    # Entities are not expanded (no DTD processing): <a>x&b;y</a> was merged as <a>x</a>.
+    base = _write(tmp_path, "base.xml", b"<Order><id>1</id><a>old</a></Order>")
+    result = run_ampsctl("delta", "merge", base, _write(tmp_path, "delta.xml", delta), cwd=tmp_path)
+    assert (result.code, result.stdout) == (3, "")
+    assert result.stderr.startswith("ampsctl: error: delta.xml: XML message declares entities")
+
+
+def test_xml_doctype_without_entities_and_character_references_still_work(tmp_path: Path) -> None:
+    base = _write(tmp_path, "base.xml", b"<!DOCTYPE Order><Order><id>1</id><a>&#65;&amp;</a></Order>")
+    result = run_ampsctl("delta", "merge", base, _write(tmp_path, "delta.xml", b"<Order><b>2</b></Order>"), cwd=tmp_path)
+    assert (result.code, result.stdout, result.stderr) == (0, "<Order><id>1</id><a>A&amp;</a><b>2</b></Order>\n", "")
