@@ -33,9 +33,9 @@ def tmp_dir(config: LoadedConfig) -> str:
     return os.path.dirname(config.path)
 
 
-def findings(tmp_path: Path, files: dict[str, str]) -> list[str]:
+def findings(tmp_path: Path, files: dict[str, str], main: str | None = None) -> list[str]:
     write(tmp_path, files)
-    report = lint_paths([str(tmp_path / "amps.xml")], LintOptions(env={}, jobs=1))
+    report = lint_paths([main or str(tmp_path / "amps.xml")], LintOptions(env={}, jobs=1))
     return [f"{Path(os.path.relpath(f.location.path, tmp_path)).as_posix()}:{f.location.line}:{f.location.col} {f.code} {f.message}" for f in report.findings]
 
 
@@ -110,4 +110,22 @@ def test_stray_text_is_named_and_located(tmp_path):
     assert found == [
         "amps.xml:2:3 XSD-001 text 'hello world' after <Name> in <AMPSConfig>; only elements are allowed here",
         "amps.xml:5:5 XSD-001 <SOW> holds text 'oops'; only elements are allowed here",
+    ]
+
+
+def test_an_earlier_definition_in_another_file_is_named_with_its_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # paths in messages are as given: relative here
+    topic = "<Topic><Name>orders</Name><MessageType>json</MessageType><FileName>./sow/%n.sow</FileName></Topic>"
+    found = findings(
+        tmp_path,
+        {
+            "amps.xml": f"<AMPSConfig>\n  <Name>x</Name>\n  <SOW>\n    {topic}\n    <Include>conf/t.xml</Include>\n    {topic}\n  </SOW>\n</AMPSConfig>\n",
+            "conf/t.xml": f"\n{topic}\n",
+        },
+        "amps.xml",
+    )
+    duplicates = [f for f in found if "SOWT-028" in f]
+    assert duplicates == [
+        "amps.xml:6:5 SOWT-028 Topic 'orders' (json) is already defined on line 4",
+        "conf/t.xml:2:1 SOWT-028 Topic 'orders' (json) is already defined on line 4 of amps.xml",
     ]

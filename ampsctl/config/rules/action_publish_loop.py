@@ -165,7 +165,7 @@ def publish_loop(model: ConfigModel) -> Iterator[Issue]:
         else:
             message = (
                 f"amps-action-do-publish-message publishes to {shown}, which triggers the action at line "
-                f"{line_of(model, target.el)}{via}, and that leads back to this action (publish loop)"
+                f"{line_of(model, target.el, publish.node)}{via}, and that leads back to this action (publish loop)"
             )
         yield Issue(
             publish.node,

@@ -89,9 +89,13 @@ def unexpanded(text: str | None) -> bool:
     return text is not None and "${" in text
 
 
-def line_of(model: ConfigModel, el: etree._Element) -> int:
-    """The line an element starts on, for messages that point at an earlier definition."""
-    return model.config.locate(el).line
+def line_of(model: ConfigModel, el: etree._Element, here: etree._Element) -> str:
+    """The line an element starts on, for messages about ``here`` that point at an earlier
+    definition: "12", or "12 of conf/sow.xml" when the two are in different files (includes)."""
+    there = model.config.locate(el)
+    if there.path == model.config.locate(here).path:
+        return str(there.line)
+    return f"{there.line} of {there.path}"
 
 
 def type_module(model: ConfigModel, message_type: str | None) -> str | None:

@@ -180,7 +180,7 @@ def duplicate_section(model: ConfigModel) -> Iterator[Issue]:
         if el.tag in first:
             yield Issue(
                 el,
-                f"<{el.tag}> appears more than once (first on line {line_of(model, first[el.tag])})",
+                f"<{el.tag}> appears more than once (first on line {line_of(model, first[el.tag], el)})",
                 f"merge the content into the first <{el.tag}>; AMPS does not document how repeated sections combine",
                 at_text=False,
             )

@@ -208,7 +208,7 @@ def topic_after_pattern(model: ConfigModel) -> Iterator[Issue]:
             if same_type and _pattern_matches(regex_text, name):
                 yield Issue(
                     topic.el,
-                    f"{topic.label()} comes after {holder.label()} (line {line_of(model, holder.el)}), whose Pattern "
+                    f"{topic.label()} comes after {holder.label()} (line {line_of(model, holder.el, topic.el)}), whose Pattern "
                     f"'{regex_text}' matches it, so the pattern topic captures it",
                     f"move this definition above {holder.label()}",
                     at_text=False,
@@ -259,7 +259,7 @@ def duplicate_topic(model: ConfigModel) -> Iterator[Issue]:
                 continue
             yield Issue(
                 topic.el,
-                f"{topic.label()} ({topic.message_type}) is already defined on line {line_of(model, first.el)}",
+                f"{topic.label()} ({topic.message_type}) is already defined on line {line_of(model, first.el, topic.el)}",
                 "merge the two definitions into one",
                 at_text=False,
             )

@@ -147,7 +147,7 @@ def shared_file(model: ConfigModel) -> Iterator[Issue]:
         yield Issue(
             topic.first("FileName"),
             f"{topic.label()} ({topic.message_type}) would store its SOW in '{path}', already used by "
-            f"{first.label()} ({first.message_type}) on line {line_of(model, first.el)}",
+            f"{first.label()} ({first.message_type}) on line {line_of(model, first.el, topic.el)}",
             "give each topic its own file, e.g. <FileName>./sow/%n.sow</FileName> (%n = topic name and message type)",
         )
 
@@ -406,7 +406,7 @@ def file_case_clash(model: ConfigModel) -> Iterator[Issue]:
             yield Issue(
                 topic.first("FileName"),
                 f"{topic.label()} stores its SOW in '{path}', which differs only in letter case from '{first[1]}' "
-                f"of {first[0].label()} (line {line_of(model, first[0].el)})",
+                f"of {first[0].label()} (line {line_of(model, first[0].el, topic.el)})",
                 "make the file names differ by more than case (e.g. a different FileName for one topic); "
                 "and never point a second AMPS instance at these files",
             )
