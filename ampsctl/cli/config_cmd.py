@@ -186,10 +186,16 @@ def dump(
 
     from ampsctl.config.loader import load_config
 
+    from ampsctl.cli.text_report import printable
+
     config = load_config(str(path), parse_env(env))
     for finding in config.findings:
-        print(f"{finding.location}: {finding.severity.label} {finding.code}: {finding.message}", file=sys.stderr)
+        print(printable(f"{finding.location}: {finding.severity.label} {finding.code}: {finding.message}"), file=sys.stderr)
+        if finding.hint:
+            print(f"  hint: {printable(finding.hint)}", file=sys.stderr)
     sys.stdout.write(etree.tostring(config.root, encoding="unicode") + "\n")
+    if any(f.fatal for f in config.findings):  # an included file that cannot be read or parsed
+        raise typer.Exit(ExitCode.INVALID_INPUT)
     if config.findings:
         raise typer.Exit(ExitCode.FINDINGS)
 

@@ -28,7 +28,7 @@ def print_report(report: LintReport, console: Console | None = None) -> None:
             rule = get_rule(f.code)
             name = f" [{rule.name}]" if rule else ""
             style = _STYLE[f.severity]
-            where, message = _printable(str(f.location)), _printable(f.message)
+            where, message = printable(str(f.location)), printable(f.message)
             console.print(f"[bold]{escape(where)}[/]: [{style}]{f.severity.label}[/] {f.code}{escape(name)} {escape(message)}")
             line = file_report.source_line(f.location)
             if line and f.location.line:
@@ -37,7 +37,7 @@ def print_report(report: LintReport, console: Console | None = None) -> None:
                 before = _snippet(line[: max(0, f.location.col - 1)])
                 console.print(" " * (len(gutter) + cell_len(before)) + f"[{style}]^[/]")
             if f.hint:
-                console.print(f"      [dim]hint:[/] {escape(_printable(f.hint))}")
+                console.print(f"      [dim]hint:[/] {escape(printable(f.hint))}")
     errors, warnings, infos = (report.count(s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO))
     files = len(report.files)
     suppressed = sum(r.suppressed for r in report.files)
@@ -54,7 +54,7 @@ def print_report(report: LintReport, console: Console | None = None) -> None:
         console.print(f"{_plural(files, 'file')} checked: {counts}{tail}")
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """One line of text that is safe for a terminal.
 
     Undecodable bytes of a file name (lone surrogates) would crash a strict UTF-8 stdout;
@@ -66,8 +66,8 @@ def _printable(text: str) -> str:
 
 def _snippet(line: str) -> str:
     """A source line for the snippet: tabs as one space (columns count a tab as one), the
-    rest as ``_printable``; the caret is placed by the width of the same text before it."""
-    return _printable(line.replace("\t", " "))
+    rest as ``printable``; the caret is placed by the width of the same text before it."""
+    return printable(line.replace("\t", " "))
 
 
 def _plural(count: int, word: str) -> str:

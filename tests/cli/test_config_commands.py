@@ -134,6 +134,15 @@ def test_dump_unreadable_file_exits_3(cli):
     assert "no such file: 'missing.xml'" in result.stderr
 
 
+def test_dump_with_an_included_file_that_cannot_be_parsed_exits_3(cli, write):
+    write("amps.xml", "<AMPSConfig>\n  <Name>x</Name>\n  <Include>bad.xml</Include>\n</AMPSConfig>\n")
+    write("bad.xml", "<Admin>")
+    result = cli("config", "dump", "amps.xml")
+    assert result.code == 3
+    assert "bad.xml:1:8: error GEN-001: in included file: malformed XML" in result.stderr
+    assert "hint: fix the XML syntax" in result.stderr
+
+
 # --------------------------------------------------------------------------------- version
 
 
