@@ -75,3 +75,71 @@ def test_a_publisher_is_remembered_over_a_restart(tmp_path: Path) -> None:
 
     run(before())
     run(after())
+
+
+async def _fill_orders(client, quantities: dict[int, int]) -> None:
+    for id_, qty in quantities.items():
+        await w(client.publish("orders", b'{"id":%d,"qty":%d}' % (id_, qty), ack="processed"))
+
+
+def _ids(records) -> list[int]:
+    return sorted(json_body(r)["id"] for r in records)
+
+
+def test_replacing_a_sow_and_subscribe_sends_only_new_records_and_oof_for_those_that_left(broker_run) -> None:
+    """§5.7 [DOC]: a replaced sow_and_subscribe re-runs the query and delivers only the records not
+    already in the client's result set; with ``oof``, a record the new filter no longer matches
+    is out of focus (§10). The broker sent the whole result again, said nothing about the
+    records that left, and forgot they were ever in focus."""
+
+    async def scenario(uri: str, _: Path) -> None:
+        publisher, client = await connect(uri, "pub"), await connect(uri, "sub")
+        await _fill_orders(publisher, {1: 5, 2: 15, 3: 25})
+        first, sub = await w(client.sow_and_subscribe("orders", filter="/qty > 10", options="oof", sub_id="s"))
+        assert _ids(first.records) == [2, 3]
+        again, _ = await w(client.sow_and_subscribe("orders", filter="/qty > 20 OR /id = 1", options="oof,replace",
+                                                    sub_id="s"))
+        assert _ids(again.records) == [1]  # 3 is already there; 2 left
+        assert again.stats is not None and again.stats.records_returned == 1
+        oof = await w(sub.next())
+        assert (oof.reason.value, json_body(oof)) == ("match", {"id": 2, "qty": 15})
+        assert sub.pending() == 0
+        await w(publisher.sow_delete("orders", filter="/id IN (1, 3)"))  # both in focus under the new filter
+        gone = [await w(sub.next()) for _ in range(2)]
+        assert sorted((m.reason.value, json_body(m)["id"]) for m in gone) == [("deleted", 1), ("deleted", 3)]
+        await w(publisher.sow_delete("orders", filter="/id = 2"))  # out of focus already: nothing
+        await w(publisher.publish("orders", b'{"id":4,"qty":30}', ack="processed"))
+        assert json_body(await w(sub.next())) == {"id": 4, "qty": 30}
+
+    broker_run(scenario)
+
+
+def test_replacing_without_oof_skips_the_records_the_old_filter_matched(broker_run) -> None:
+    async def scenario(uri: str, _: Path) -> None:
+        publisher, client = await connect(uri, "pub"), await connect(uri, "sub")
+        await _fill_orders(publisher, {1: 5, 2: 15, 3: 25})
+        await w(client.sow_and_subscribe("orders", filter="/qty > 10", sub_id="s"))
+        again, sub = await w(client.sow_and_subscribe("orders", options="replace", sub_id="s"))
+        assert _ids(again.records) == [1]
+        assert sub.pending() == 0
+
+    broker_run(scenario)
+
+
+def test_replacing_a_subscribe_keeps_its_focus(broker_run) -> None:
+    """A replaced ``subscribe`` with ``oof`` keeps the records it was sent in focus while the new
+    filter matches them (a later delete is reported) and reports the others out of focus."""
+
+    async def scenario(uri: str, _: Path) -> None:
+        publisher, client = await connect(uri, "pub"), await connect(uri, "sub")
+        sub = await w(client.subscribe("orders", filter="/qty > 10", options="oof", sub_id="s"))
+        await _fill_orders(publisher, {1: 15, 2: 25})
+        assert [json_body(await w(sub.next()))["id"] for _ in range(2)] == [1, 2]
+        await w(client.subscribe("orders", filter="/qty > 20", options="oof,replace", sub_id="s"))
+        left = await w(sub.next())
+        assert (left.reason.value, json_body(left)) == ("match", {"id": 1, "qty": 15})
+        await w(publisher.sow_delete("orders", filter="/id = 2"))
+        deleted = await w(sub.next())
+        assert (deleted.reason.value, json_body(deleted)["id"]) == ("deleted", 2)
+
+    broker_run(scenario)

@@ -4,7 +4,9 @@ Replies, in order (§5.6, §7.1, §13 #11-12): ``processed``; for queries ``grou
 ``sow`` batches, ``group_end``; then ``completed`` (right after ``processed`` for a plain
 subscription, [REC]) and ``stats``. A sow_and_subscribe registers its subscription in the same
 call that takes the snapshot (BrokerCore invariant 1), so live messages follow ``group_end``
-with nothing lost or repeated; with ``oof`` the records returned start in focus (§10).
+with nothing lost or repeated; with ``oof`` the records returned start in focus (§10). A
+``replace`` sends only the records the client does not have yet and OOF ``match`` for those of
+the old focus the new subscription no longer matches (``_refocus``, ``_had``).
 
 Options this slice gives meaning to: ``oof``, ``no_empties``, ``send_keys`` (always on for delta
 subscriptions, as since AMPS 4.0), ``no_sowkey``, ``select``, ``timestamp``, ``replace``,
@@ -23,7 +25,7 @@ bookmark subscription; a bookmark with ``conflation`` is refused (``invalid opti
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ampsctl.broker.core import conflation, replay
 from ampsctl.broker.core.actions import Action, Send
@@ -32,14 +34,16 @@ from ampsctl.broker.core.refusal import Refused
 from ampsctl.broker.core.select import SelectList
 from ampsctl.broker.core.session import Session
 from ampsctl.broker.core.subscriptions import Predicate, Subscription, compile_filter_text
-from ampsctl.errors import InputError
+from ampsctl.errors import AmpsctlError, InputError
 from ampsctl.filter.regexes import has_metachars
 from ampsctl.journal.bookmarks import Position, parse_position
+from ampsctl.messages.json_codec import JSON
 from ampsctl.protocol.acks import AckType, Status, failure_ack_type, stats_ack
 from ampsctl.protocol.cmdoptions import CommandOptions
 from ampsctl.protocol.commands import DeltaSubscribe, Sow, SowAndDeltaSubscribe, SowAndSubscribe, Subscribe
 from ampsctl.protocol.errors import Reason
-from ampsctl.protocol.messages import GroupBegin, GroupEnd
+from ampsctl.protocol.messages import GroupBegin, GroupEnd, Oof, OofReason
+from ampsctl.sow.query import Row
 
 if TYPE_CHECKING:
     from ampsctl.broker.core.broker import BrokerCore
@@ -60,8 +64,12 @@ def subscribe(core: BrokerCore, session: Session, cmd: Subscribe | DeltaSubscrib
                              options=options, order=core.subs.next_order())
     conflation.attach(core.conflation, sub)
     if position is None:
+        left = _refocus(core, core.subs.get(session.conn, sub_id), sub)
         core.subs.add(sub)
-        return _acks(session, cmd, sub_id, None, AckType.PROCESSED, AckType.COMPLETED)
+        out = _acks(session, cmd, sub_id, None, AckType.PROCESSED)
+        if left:
+            out.append(Send(session.conn, left))
+        return out + _acks(session, cmd, sub_id, None, AckType.COMPLETED)
     ticket = replay.ReplayTicket(session.conn, sub_id, sub, position, upto=core.last_sequence)
     carrier = failure_ack_type(cmd.acks)
     failure = (cmd.ack(carrier, status=Status.FAILURE, reason=Reason.INVALID_BOOKMARK, sub_id=sub_id).encode()
@@ -106,12 +114,16 @@ def sow_and_subscribe(core: BrokerCore, session: Session, cmd: SowAndSubscribe |
     conflation.attach(core.conflation, sub)
     if sub.focus is not None and is_sow_topic(core.store, cmd.topic, message_type):
         sub.focus.update(row.record.key for row in result.rows)
+    replaced = core.subs.get(session.conn, sub_id)
+    left = _refocus(core, replaced, sub)
+    if replaced is not None:  # §5.7: only the records the client does not have already
+        result.rows = [row for row in result.rows if not _had(replaced, row)]
     core.subs.add(sub)
-    return _query_replies(session, cmd, result, cmd.query_id, sub_id)
+    return _query_replies(session, cmd, result, cmd.query_id, sub_id, left)
 
 
 def _query_replies(session: Session, cmd: Sow | SowAndSubscribe | SowAndDeltaSubscribe, result: QueryResult,
-                   query_id: str | None, sub_id: str | None) -> list[Action]:
+                   query_id: str | None, sub_id: str | None, left: bytes = b"") -> list[Action]:
     conn = session.conn
     out = _acks(session, cmd, sub_id, query_id, AckType.PROCESSED)
     select = SelectList(cmd.options.select) if cmd.options.select else None
@@ -119,6 +131,7 @@ def _query_replies(session: Session, cmd: Sow | SowAndSubscribe | SowAndDeltaSub
     frames += result_frames(result.rows, batch_size=cmd.batch_size, query_id=query_id, sub_id=sub_id,
                             select=select, no_sowkey=cmd.options.no_sowkey)
     frames.append(GroupEnd(query_id=query_id, sub_id=sub_id).encode())
+    frames.append(left)  # a replace's OOF notices (_refocus): after the results, as live messages come
     out.append(Send(conn, b"".join(frames)))
     out += _acks(session, cmd, sub_id, query_id, AckType.COMPLETED)
     if cmd.wants(AckType.STATS):
@@ -126,6 +139,43 @@ def _query_replies(session: Session, cmd: Sow | SowAndSubscribe | SowAndDeltaSub
                           records_returned=len(result.rows), topic=cmd.topic, sub_id=sub_id, query_id=query_id)
         out.append(Send(conn, stats.encode()))
     return out
+
+
+def _refocus(core: BrokerCore, old: Subscription | None, sub: Subscription) -> bytes:
+    """A ``replace`` (§10): the records the replaced subscription had in focus stay in the new one's
+    focus while it matches them; the others are out of focus now (``oof`` ``match``, their state),
+    in store order per topic. Nothing when either subscription does not track focus."""
+    if old is None or not old.focus or sub.focus is None:
+        return b""
+    frames = []
+    for topic in sow_topics(core.store, old.topic, core.settings.message_type) or []:
+        for key in topic.in_order(old.focus):
+            if sub.topic_matches(topic.topic) and sub.accepts(topic.doc(key)):
+                sub.focus.add(key)
+                continue
+            record = topic.get(key)
+            frames.append(Oof(topic=topic.topic, reason=OofReason.MATCH, sow_key=key, sub_ids=(sub.sub_id,),
+                              data=record.payload if record is not None else b"").encode())
+    return b"".join(frames)
+
+
+def _had(old: Subscription, row: Row) -> bool:
+    """Whether the client of a replaced subscription has ``row``'s record already (§5.7): the keys
+    it has in focus when it tracks them, else every record its filter matches now (a record it
+    matches was sent by the query or by the live updates since; a replaying one has not all yet)."""
+    record = row.record
+    if old.focus is not None:
+        return record.key in old.focus
+    if old.replay is not None or not old.topic_matches(record.topic):
+        return False
+    return old.predicate is None or old.accepts(_parse(record.payload))
+
+
+def _parse(payload: bytes) -> Any:
+    try:
+        return JSON.parse(payload)
+    except AmpsctlError:
+        return None
 
 
 def _acks(session: Session, cmd: Subscribe | DeltaSubscribe | Sow | SowAndSubscribe | SowAndDeltaSubscribe,
