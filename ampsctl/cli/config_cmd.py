@@ -59,7 +59,7 @@ def validate(
     env: list[str] | None = typer.Option(None, "--env", help="Define NAME=VALUE for ${NAME} expansion (repeatable); overrides the environment."),
     baseline: Path | None = typer.Option(None, "--baseline", help="Hide findings recorded in this baseline file."),
     write_baseline: bool = typer.Option(False, "--write-baseline", help="Record the current findings in the --baseline file and exit 0."),
-    max_file_size: int = typer.Option(64, "--max-file-size", help="Refuse config files larger than this many MB."),
+    max_file_size: int = typer.Option(64, "--max-file-size", min=1, help="Refuse config files larger than this many MB."),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Worker processes for many files (0 = one per CPU, 1 = no workers)."),
 ) -> None:
     """Lint AMPS config files: XSD structure plus semantic rules.

@@ -74,6 +74,8 @@ def test_fatal_file_wins_over_findings(cli, write):
         (["validate", "amps.xml", "--fail-on", "sometimes"], "--fail-on"),
         (["validate", "amps.xml", "--format", "xml"], "--format"),
         (["validate", "amps.xml", "--write-baseline"], "--write-baseline needs --baseline"),
+        (["validate", "amps.xml", "--max-file-size", "0"], "--max-file-size"),
+        (["validate", "amps.xml", "--max-file-size", "-1"], "--max-file-size"),
         (["validate"], "Missing argument"),
         (["no-such-command"], "No such command"),
     ],
