@@ -85,6 +85,10 @@ def validate(
     if write_baseline:
         count = save_baseline(report.findings, str(baseline))
         print(f"wrote {count} findings to {baseline}", file=sys.stderr)
+        from ampsctl.cli.text_report import printable
+
+        for finding in (f for f in report.findings if f.fatal):  # never baselined: say so
+            print(printable(f"ampsctl: warning: not in the baseline: {finding.location}: {finding.message}"), file=sys.stderr)
         raise typer.Exit(ExitCode.OK)
     _emit(report, format, output)
     if any(f.fatal for f in report.findings):

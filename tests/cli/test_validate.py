@@ -382,7 +382,11 @@ def test_baseline_counts_repeated_findings(cli, write):
 
 def test_baseline_does_not_accept_fatal_files(cli, write):
     write("amps.xml", "<AMPSConfig>")
-    assert cli("validate", "amps.xml", "--baseline", "b.json", "--write-baseline").code == 0
+    written = cli("validate", "amps.xml", "missing.xml", "--baseline", "b.json", "--write-baseline")
+    assert written.code == 0
+    # the files that could not be read are named, not left out silently
+    assert "not in the baseline: amps.xml:1:13: malformed XML" in written.stderr
+    assert "not in the baseline: missing.xml: no such file: 'missing.xml'" in written.stderr
     assert cli("validate", "amps.xml", "--baseline", "b.json").code == 3
 
 
