@@ -6,12 +6,15 @@ of the state, state lost over a restart, a replaced subscription that left its c
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from ampsctl.broker.run import running_broker
 from ampsctl.client import CommandFailed
+from ampsctl.protocol.commands import Logon
+from ampsctl.protocol.frames import FrameDecoder, encode_frame
 from e2e_helpers import connect, json_body, run, settings_for, w
 
 
@@ -141,5 +144,36 @@ def test_replacing_a_subscribe_keeps_its_focus(broker_run) -> None:
         await w(publisher.sow_delete("orders", filter="/id = 2"))
         deleted = await w(sub.next())
         assert (deleted.reason.value, json_body(deleted)["id"]) == ("deleted", 2)
+
+    broker_run(scenario)
+
+
+async def _raw_replies(uri: str, frames: list[dict], until_cid: str) -> list[dict]:
+    """Send ``frames`` after a logon on a raw socket (commands without ``cid``, which the client
+    library always sets); the headers received up to the ack of ``until_cid``."""
+    host, port = uri.removeprefix("tcp://").split("/")[0].rsplit(":", 1)
+    reader, writer = await w(asyncio.open_connection(host, int(port)))
+    writer.write(Logon(cid="logon", client_name="raw").encode() + b"".join(encode_frame(f) for f in frames))
+    decoder, received = FrameDecoder(), []
+    while not any(frame.header.get("cid") == until_cid for frame in received):
+        received += decoder.feed(await w(reader.read(1 << 16)))
+    writer.close()
+    return [frame.header for frame in received]
+
+
+def test_an_assigned_sub_id_never_collides_with_one_the_client_chose(broker_run) -> None:
+    """Seed 002: a subscribe with neither ``sub_id`` nor ``cid`` gets an id from the broker. It
+    counted ``ampsctl-sub-1``, ``-2`` ... without looking, so a client that had chosen
+    ``ampsctl-sub-2`` got ``subscription already exists`` for a command that named no id."""
+
+    async def scenario(uri: str, _: Path) -> None:
+        replies = await _raw_replies(uri, [
+            {"c": "subscribe", "t": "orders", "sub_id": "ampsctl-sub-2", "a": "processed"},
+            {"c": "subscribe", "t": "orders", "a": "processed"},
+            {"c": "sow_and_subscribe", "t": "orders", "a": "processed"},
+            {"c": "flush", "cid": "end", "a": "processed"},
+        ], "end")
+        acks = [(h["status"], h.get("sub_id")) for h in replies if h.get("a") == "processed" and "cid" not in h]
+        assert acks == [("success", "ampsctl-sub-2"), ("success", "ampsctl-sub-1"), ("success", "ampsctl-sub-3")]
 
     broker_run(scenario)

@@ -52,7 +52,7 @@ _NOW_BOOKMARKS = frozenset({"0|1|", "recent"})
 
 
 def subscribe(core: BrokerCore, session: Session, cmd: Subscribe | DeltaSubscribe, now: int) -> list[Action]:
-    sub_id = cmd.sub_id or session.assign_sub_id()
+    sub_id = cmd.sub_id or _assign(core, session)
     _check_new(core, session, sub_id, cmd.options)
     position = _check_bookmark(core, cmd.topic, cmd.bookmark, cmd.options) if cmd.bookmark is not None else None
     predicate = _predicate(cmd.filter)
@@ -101,7 +101,7 @@ def sow_and_subscribe(core: BrokerCore, session: Session, cmd: SowAndSubscribe |
                       now: int) -> list[Action]:
     message_type = core.settings.message_type
     topics = sow_topics(core.store, cmd.topic, message_type) or []  # no SOW: empty result, then live
-    sub_id = cmd.sub_id or session.assign_sub_id()
+    sub_id = cmd.sub_id or _assign(core, session)
     _check_new(core, session, sub_id, cmd.options)
     _check_historical(cmd.bookmark)
     chosen = prepare(cmd.filter, cmd.sow_keys, cmd.orderby, topics)
@@ -184,6 +184,14 @@ def _acks(session: Session, cmd: Subscribe | DeltaSubscribe | Sow | SowAndSubscr
     if query_id is not None:
         ids["query_id"] = query_id
     return [Send(session.conn, cmd.ack(ack_type, **ids).encode()) for ack_type in types if cmd.wants(ack_type)]
+
+
+def _assign(core: BrokerCore, session: Session) -> str:
+    """A sub_id for a command that names none (seed 002), never one the connection uses already."""
+    while True:
+        sub_id = session.assign_sub_id()
+        if core.subs.get(session.conn, sub_id) is None:
+            return sub_id
 
 
 def _check_new(core: BrokerCore, session: Session, sub_id: str, options: CommandOptions) -> None:
