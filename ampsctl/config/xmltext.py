@@ -52,14 +52,29 @@ class Mark:
 def decode(data: bytes, path: str) -> str:
     """Bytes to text: a BOM or the XML declaration picks the encoding, UTF-8 otherwise."""
     encoding = "utf-8"
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):  # before UTF-16: FF FE 00 00
+        raise InputError(
+            "the file is UTF-32 (it starts with a UTF-32 byte order mark), which XML parsers do not read",
+            code="GEN-001",
+            hint="save the file as UTF-8",
+            location=Location(path, 1, 1),
+        )
     for bom, name in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
         if data.startswith(bom):
             encoding = name
             break
     else:
-        declared = _DECLARED_ENCODING.match(data)
-        if declared:
-            encoding = declared.group(1).decode("ascii")
+        _refuse_wide_declaration(data, path)
+        if data.startswith(b"<\0"):  # UTF-16 without a byte order mark (XML 1.0 appendix F)
+            encoding = "utf-16-le"
+        elif data.startswith(b"\0<"):
+            encoding = "utf-16-be"
+        else:
+            declared = _DECLARED_ENCODING.match(data)
+            if declared:
+                encoding = declared.group(1).decode("ascii")
+    if encoding == "utf-8-sig":  # the byte order mark wins over a declaration, but not UTF-16's
+        _refuse_wide_declaration(data[len(codecs.BOM_UTF8) :], path)
     try:
         return data.decode(encoding)
     except LookupError:
@@ -80,6 +95,22 @@ def decode(data: bytes, path: str) -> str:
             hint="save the file as UTF-8, or declare its real encoding in <?xml ... encoding=\"...\"?>",
             location=Location(path, line, col),
         ) from None
+
+
+def _refuse_wide_declaration(data: bytes, path: str) -> None:
+    """A declaration of UTF-16 or UTF-32 that can be read byte by byte is wrong: the file is
+    not in that encoding (libxml2: "Document labelled UTF-16 but has UTF-8 content")."""
+    declared = _DECLARED_ENCODING.match(data)
+    if not declared or not declared.group(1).lower().startswith((b"utf-16", b"utf16", b"utf-32", b"utf32", b"ucs")):
+        return
+    name = declared.group(1).decode("ascii")
+    line = data.count(b"\n", 0, declared.start(1)) + 1
+    raise InputError(
+        f"the XML declaration says encoding=\"{name}\", but the file is not {name} (its declaration is one byte per character)",
+        code="GEN-001",
+        hint='declare the real encoding, e.g. encoding="UTF-8"',
+        location=Location(path, line, declared.start(1) - (data.rfind(b"\n", 0, declared.start(1)) + 1) + 1),
+    )
 
 
 def blank_declaration(text: str) -> str:

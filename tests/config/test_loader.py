@@ -434,3 +434,38 @@ def test_parse_error_after_an_expansion_maps_to_the_original(tmp_path):
     with pytest.raises(InputError) as caught:
         load_config(str(tmp_path / "amps.xml"), {"LONG": "x" * 100})
     assert (caught.value.location.line, caught.value.location.col) == (4, 14)
+
+
+# ------------------------------------------------------------------------------- encodings
+
+_BOGUS = '<?xml version="1.0" encoding="UTF-16"?>\n<AMPSConfig>\n  <Name>caf\u00e9</Name>\n  <Admin/>\n</AMPSConfig>\n'
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_a_byte_order_mark(tmp_path, codec):
+    (tmp_path / "amps.xml").write_bytes(_BOGUS.encode(codec))
+    config = load_config(str(tmp_path / "amps.xml"), {})
+    assert config.root.findtext("Name") == "caf\u00e9"
+    assert pos(config, one(config, "Admin")) == "amps.xml:4:3"
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_a_utf16_declaration_on_single_byte_text_is_refused(tmp_path, bom):
+    (tmp_path / "amps.xml").write_bytes(bom + _BOGUS.encode("utf-8"))
+    with pytest.raises(InputError) as caught:
+        load_config(str(tmp_path / "amps.xml"), {})
+    assert caught.value.code == "GEN-001"
+    assert caught.value.message == 'the XML declaration says encoding="UTF-16", but the file is not UTF-16 (its declaration is one byte per character)'
+    assert (caught.value.location.line, caught.value.location.col) == (1, 31)
+
+
+@pytest.mark.parametrize("codec", ["utf-32", "utf-32-be"])
+def test_utf32_is_refused_with_a_hint(tmp_path, codec):
+    data = _BOGUS.replace("UTF-16", "UTF-32").encode(codec)
+    if codec.endswith("be"):
+        data = b"\x00\x00\xfe\xff" + data
+    (tmp_path / "amps.xml").write_bytes(data)
+    with pytest.raises(InputError) as caught:
+        load_config(str(tmp_path / "amps.xml"), {})
+    assert "the file is UTF-32" in caught.value.message
+    assert caught.value.hint == "save the file as UTF-8"
