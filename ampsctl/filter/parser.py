@@ -25,7 +25,7 @@ from ampsctl.filter.ast import (
 )
 from ampsctl.filter.catalog import FUNCTIONS, FunctionSpec
 from ampsctl.filter.errors import FilterSyntaxError
-from ampsctl.filter.regexes import compile_pattern
+from ampsctl.filter.regexes import check_replacement, compile_pattern
 from ampsctl.filter.grammar import (
     ARITHMETIC_OPERATORS, COMPARISON_OPERATORS, FOREIGN_HINTS, LITERAL_KEYWORDS, LOGICAL_OPERATORS,
     MAX_DEPTH, MAX_FILTER_BYTES, NEGATABLE_PREDICATES, PREDICATE_KEYWORDS, PREFIX_OPERATORS,
@@ -34,6 +34,7 @@ from ampsctl.filter.grammar import (
 from ampsctl.filter.tokens import Kind, Token, tokenize
 
 _VALUE_HINT = "expected a value: a field (/name), a literal ('text', 42, TRUE, NULL), a function call or ("
+_REGEX_FUNCTIONS = frozenset(("REGEXP_MATCH", "REGEXP_REPLACE"))
 _NESTING_HINT = f"filters may nest at most {MAX_DEPTH} levels (parentheses, NOT, signs, calls, operators)"
 
 
@@ -326,6 +327,17 @@ class _Parser:
             raise self._error(token, f"expected ',' or ')', found {self._describe(token)}",
                               f"the list opened at offset {opening.pos} is not closed")
 
+    def _check_regex_arguments(self, name: str, args: list[Expr], starts: list[int]) -> None:
+        """A pattern (and a replacement) written as a string literal is checked here, like a
+        LIKE pattern, with a caret at it; one that comes from a field is checked when run."""
+        pattern = args[1]
+        if not isinstance(pattern, Literal) or not isinstance(pattern.value, str) or not pattern.value:
+            return  # '' is NULL: the call gives NULL
+        compile_pattern(pattern.value, expression=self.text, position=starts[1],
+                        hint=f"{name} takes a PCRE pattern: escape literal metacharacters such as ( [ . * + ? with a backslash")
+        if len(args) > 2 and isinstance(args[2], Literal) and isinstance(args[2].value, str) and args[2].value:
+            check_replacement(pattern.value, args[2].value, expression=self.text, position=starts[2])
+
     def _primary(self, depth: int) -> tuple[Expr, int]:
         token = self.tokens[self.i]
         kind = token.kind
@@ -357,6 +369,8 @@ class _Parser:
                 position = starts[spec.max_args] if many else self.tokens[self.i - 1].pos  # type: ignore[index]
                 raise self._error(position, f"{spec.name} takes {spec.arity_text()}, got {len(args)}",
                                   f"write {spec.signature}")
+            if spec.name in _REGEX_FUNCTIONS:
+                self._check_regex_arguments(spec.name, args, starts)
             return Call(spec.name, args), height + 1
         raise self._error(token, f"unexpected {self._describe(token)}", self._value_hint(token))
 

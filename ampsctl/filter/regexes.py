@@ -52,7 +52,12 @@ def _compile(pattern: str) -> regex.Pattern[str]:
     return regex.compile(pattern, _FLAGS)
 
 
-def compile_pattern(pattern: str, *, expression: str = "", position: int | None = None) -> regex.Pattern[str]:
+_PATTERN_HINT = "LIKE takes a PCRE pattern: escape literal metacharacters such as ( [ . * + ? with a backslash"
+
+
+def compile_pattern(
+    pattern: str, *, expression: str = "", position: int | None = None, hint: str = _PATTERN_HINT
+) -> regex.Pattern[str]:
     """The compiled pattern (cached), or FilterError if it is not a valid regular expression.
 
     ``position`` is the 0-based offset of the pattern's string literal in ``expression``; the
@@ -65,7 +70,7 @@ def compile_pattern(pattern: str, *, expression: str = "", position: int | None 
             f"invalid regular expression {_shown(pattern)}: {_problem(exc)}",
             expression=expression,
             position=position,
-            hint="LIKE takes a PCRE pattern: escape literal metacharacters such as ( [ . * + ? with a backslash",
+            hint=hint,
             code="FILTER_REGEX",
         ) from None
 
@@ -114,11 +119,36 @@ def replace_all(pattern: str, text: str, replacement: str, *, timeout: float = D
     except TimeoutError:
         raise _timed_out(pattern, timeout) from None
     except (regex.error, IndexError) as exc:  # a bad group reference in the replacement
-        raise FilterError(
-            f"invalid replacement {replacement!r} for regular expression {pattern!r}: {exc}",
-            hint="refer to groups that exist in the pattern (\\1 is the first group); write \\\\ for a backslash",
-            code="FILTER_REGEX",
-        ) from None
+        raise _bad_replacement(pattern, replacement, exc) from None
+
+
+def _bad_replacement(pattern: str, replacement: str, exc: Exception, expression: str = "", position: int | None = None) -> FilterError:
+    return FilterError(
+        f"invalid replacement {replacement!r} for regular expression {_shown(pattern)}: {exc}",
+        expression=expression,
+        position=position,
+        hint="refer to groups that exist in the pattern (\\1 is the first group); write \\\\ for a backslash",
+        code="FILTER_REGEX",
+    )
+
+
+def check_replacement(pattern: str, replacement: str, *, expression: str = "", position: int | None = None) -> None:
+    """FilterError if ``replacement`` names a group ``pattern`` lacks or has a bad escape.
+
+    The regex package reads a replacement only when something matches, so it is tried on a
+    match that always happens: the pattern with an empty alternative added (``\\n`` first, so
+    a verbose-mode comment ends), against empty text. Groups are the pattern's own, unmatched
+    ones expand to nothing. If that probe cannot be built, nothing is checked here: a bad
+    replacement is then reported when it is used, as before.
+    """
+    try:
+        probe = regex.compile(pattern + "\n|", _FLAGS)
+    except (regex.error, RecursionError):
+        return
+    try:
+        probe.sub(replacement, "", count=1)
+    except (regex.error, IndexError) as exc:
+        raise _bad_replacement(pattern, replacement, exc, expression, position) from None
 
 
 def has_metachars(text: str) -> bool:

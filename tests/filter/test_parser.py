@@ -404,3 +404,37 @@ def test_arbitrary_bytes_only_raise_syntax_errors(raw: bytes) -> None:
 @given(st.lists(FRAGMENTS, max_size=30), st.sampled_from(["", " "]))
 def test_token_soup_only_raises_syntax_errors(parts: list[str], glue: str) -> None:
     _parses_or_syntax_error(glue.join(parts))
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "column"),
+    [
+        ("REGEXP_MATCH(/s, '(') IS NULL", "invalid regular expression '\\('", 17),
+        ("REGEXP_REPLACE(/s, 'a[', 'x') = 'y'", "invalid regular expression 'a\\['", 19),
+        ("REGEXP_REPLACE(/s, '(b)', '\\2') = 'y'", "invalid replacement .* invalid group reference", 26),
+        ("REGEXP_REPLACE(/s, 'b', '\\g<name>') = 'y'", "invalid replacement .* unknown group", 24),
+        ("REGEXP_REPLACE(/s, 'b', 'x\\\\') = 'y'", "invalid replacement .* bad escape", 24),
+    ],
+)
+def test_a_literal_regexp_pattern_or_replacement_is_checked_like_a_like_pattern(text, message, column):
+    # They passed `filter check` and then failed on every message, blamed on the message.
+    from ampsctl.filter.errors import FilterError
+
+    with pytest.raises(FilterError, match=message) as caught:
+        parse(text)
+    assert caught.value.position == column and caught.value.code == "FILTER_REGEX"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "REGEXP_REPLACE(/s, '(b)|(c)', '[\\2]') = 'a'",  # a group that may not take part
+        "REGEXP_REPLACE(/s, '(?x) (b) # comment', '\\1') = 'a'",  # verbose mode: the probe's \n ends the comment
+        "REGEXP_REPLACE(/s, '(?P<n>b)', '\\g<n>') = 'a'",
+        "REGEXP_MATCH(/s, /pattern) IS NULL",  # from a field: checked when run
+        "REGEXP_MATCH(/s, '') IS NULL",  # '' is NULL
+        "REGEXP_REPLACE(/s, /p, '\\9') = 'a'",
+    ],
+)
+def test_valid_or_run_time_regexp_arguments_parse(text):
+    parse(text)
