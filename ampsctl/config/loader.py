@@ -219,6 +219,9 @@ def _read(path: str, max_file_bytes: int, where: Location | None, shown: str | N
         status = os.fstat(fd)
         if stat.S_ISDIR(status.st_mode):
             raise fail(f"'{name}' is a directory, not a config file", "pass the path of an XML file")
+        if where is not None and (stat.S_ISCHR(status.st_mode) or stat.S_ISBLK(status.st_mode)):
+            # /dev/zero would be read up to the size limit, /dev/tty would wait for a typist
+            raise fail(f"'{name}' is a device, not a config file", "name an XML file in <Include>")
         size = status.st_size
         if size > max_file_bytes:
             raise fail(

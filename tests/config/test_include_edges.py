@@ -129,3 +129,14 @@ def test_an_earlier_definition_in_another_file_is_named_with_its_file(tmp_path, 
         "amps.xml:6:5 SOWT-028 Topic 'orders' (json) is already defined on line 4",
         "conf/t.xml:2:1 SOWT-028 Topic 'orders' (json) is already defined on line 4 of amps.xml",
     ]
+
+
+def test_an_include_of_a_device_is_refused_without_reading_it(tmp_path):
+    found = findings(tmp_path, {"amps.xml": "<AMPSConfig>\n  <Name>x</Name>\n  <Include>/dev/zero</Include>\n</AMPSConfig>\n"})
+    assert found == ["amps.xml:3:3 GEN-008 '/dev/zero' is a device, not a config file"]
+
+
+def test_an_include_of_a_fifo_without_a_writer_does_not_hang(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    found = findings(tmp_path, {"amps.xml": "<AMPSConfig>\n  <Name>x</Name>\n  <Include>pipe</Include>\n</AMPSConfig>\n"})
+    assert found == []  # an empty fragment, as an empty file
