@@ -407,6 +407,9 @@ class _IncludeExpander:
         """The text before the first node of the included file, and its nodes."""
         where = self.config.locate(include)
         target = (include.text or "").strip()
+        child = next(include.iterchildren(tag=etree.Element), None)
+        if child is not None:  # what AMPS would make of it is undocumented: never guess
+            return self._problem(where, f"<Include> holds an element <{child.tag}>; it may only hold a file path", "move the element out of <Include>, or into the included file")
         if not target:
             return self._problem(where, "<Include> names no file", "put the path of the file to include inside the element")
         base = os.path.dirname(os.path.realpath(source.text.path))

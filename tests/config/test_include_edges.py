@@ -140,3 +140,11 @@ def test_an_include_of_a_fifo_without_a_writer_does_not_hang(tmp_path):
     os.mkfifo(tmp_path / "pipe")
     found = findings(tmp_path, {"amps.xml": "<AMPSConfig>\n  <Name>x</Name>\n  <Include>pipe</Include>\n</AMPSConfig>\n"})
     assert found == []  # an empty fragment, as an empty file
+
+
+def test_an_include_that_holds_elements_is_reported(tmp_path):
+    found = findings(
+        tmp_path,
+        {"amps.xml": "<AMPSConfig>\n  <Name>x</Name>\n  <Admin><Include>x.xml<InetAddr>8085</InetAddr></Include></Admin>\n</AMPSConfig>\n", "x.xml": "<Interval>1s</Interval>"},
+    )
+    assert found == ["amps.xml:3:10 GEN-008 <Include> holds an element <InetAddr>; it may only hold a file path"]
