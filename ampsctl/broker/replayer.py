@@ -71,8 +71,10 @@ class Replayer:
     """Runs the replays of one server (``execute`` and ``commit`` are the server's)."""
 
     def __init__(self, core: BrokerCore, journal_dir: Path | None, *, commit: Callable[[], None],
-                 execute: Callable[[list[Action]], None], queued: Callable[[int], int | None]) -> None:
+                 execute: Callable[[list[Action]], None], queued: Callable[[int], int | None],
+                 clock: Callable[[], int]) -> None:
         self.core = core
+        self.clock = clock  # µs, for the config's actions a resolved start may run
         self.journal_dir = journal_dir
         self.commit = commit
         self.execute = execute
@@ -96,7 +98,7 @@ class Replayer:
         except AmpsctlError as exc:
             self.execute(core_replay.abort(core, ticket, exc.message))
             return
-        self.execute(core_replay.resolved(core, ticket, found))
+        self.execute(core_replay.resolved(core, ticket, found, self.clock()))
         if not core_replay.active(core, ticket):
             return
         if reader is None or ticket.after is None or ticket.after >= ticket.upto:

@@ -91,7 +91,7 @@ class BrokerServer:
         self._closed = False
         journal = settings.journal
         self.replayer = Replayer(core, journal.directory if journal is not None else None, commit=self._commit,
-                                 execute=self.execute, queued=self._queued)
+                                 execute=self.execute, queued=self._queued, clock=clock)
 
     # ------------------------------------------------------------------ life cycle
 

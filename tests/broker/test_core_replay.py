@@ -50,7 +50,7 @@ def test_replay_then_held_live_then_completed_without_gap_or_duplicate() -> None
         live = send(core, 1, Publish(topic="orders", data=orjson.dumps({"id": n})))
         assert frames_for(live, 2) == []
         journal += [a.record for a in live if isinstance(a, Append)]
-    [processed] = frames_for(replay.resolved(core, ticket, 0), 2)
+    [processed] = frames_for(replay.resolved(core, ticket, 0, NOW), 2)
     assert isinstance(processed, Ack) and processed.ack_type is AckType.PROCESSED
     replayed = frames_for(replay.feed(core, ticket, journal), 2)  # records past upto are ignored
     assert _ids(replayed) == [0, 1, 2]
@@ -69,7 +69,7 @@ def test_start_after_a_bookmark_filter_regex_and_non_messages_skipped() -> None:
                 if isinstance(a, Append)]
     journal += _pub(core, {"id": 3, "q": 7})
     _, ticket = _bm_sub(core, journal[0].bookmark, topic="^(orders|trades)$", filter="/q > 5 OR /px = 1")
-    replay.resolved(core, ticket, journal[0].sequence)
+    replay.resolved(core, ticket, journal[0].sequence, NOW)
     got = frames_for(replay.feed(core, ticket, journal), 2)
     assert [m.topic for m in got] == ["orders", "trades", "orders"]
     assert [m.bookmark for m in got] == [journal[i].bookmark for i in (1, 2, 4)]
@@ -79,14 +79,14 @@ def test_bookmark_not_found_policies() -> None:
     core = _core()
     _pub(core, {"id": 1})
     _, ticket = _bm_sub(core, "1|99|", options="bookmark_not_found=fail")
-    [failed] = frames_for(replay.resolved(core, ticket, None), 2)
+    [failed] = frames_for(replay.resolved(core, ticket, None, NOW), 2)
     assert failed.status.value == "failure" and failed.reason == "invalid bookmark"
     assert core.subs.get(2, "s") is None
     _, ticket = _bm_sub(core, "1|99|", options="bookmark_not_found=now")
-    replay.resolved(core, ticket, None)
+    replay.resolved(core, ticket, None, NOW)
     assert ticket.after == ticket.upto == 1
     _, ticket = _bm_sub(core, "1|99|", options="replace")
-    actions = replay.resolved(core, ticket, None)
+    actions = replay.resolved(core, ticket, None, NOW)
     assert ticket.after == 0 and any(isinstance(a, Log) and "not in the journal" in a.message for a in actions)
 
 
@@ -119,7 +119,7 @@ def test_unsubscribe_or_disconnect_stops_the_replay() -> None:
     core = _core()
     journal = _pub(core, {"id": 1})
     _, ticket = _bm_sub(core, "0")
-    replay.resolved(core, ticket, 0)
+    replay.resolved(core, ticket, 0, NOW)
     send(core, 2, Unsubscribe(cid="u", sub_ids=("s",)))
     assert replay.feed(core, ticket, journal) is None and replay.finish(core, ticket) == []
     _, ticket = _bm_sub(core, "0")
@@ -131,7 +131,7 @@ def test_a_replay_that_falls_too_far_behind_is_disconnected() -> None:
     core = _core()
     _, ticket = _bm_sub(core, "0")
     ticket.subscription.replay.limit = 100
-    replay.resolved(core, ticket, 0)
+    replay.resolved(core, ticket, 0, NOW)
     for n in range(5):
         _pub(core, {"id": n, "pad": "x" * 50})
     assert ticket.overflowed and ticket.subscription.replay.held == []

@@ -177,3 +177,41 @@ def test_an_assigned_sub_id_never_collides_with_one_the_client_chose(broker_run)
         assert acks == [("success", "ampsctl-sub-2"), ("success", "ampsctl-sub-1"), ("success", "ampsctl-sub-3")]
 
     broker_run(scenario)
+
+
+def test_a_bookmark_subscription_refused_as_not_found_feeds_no_action(broker_run) -> None:
+    """docs/broker.md, "Actions": a refused command feeds the faucet engine nothing. A bookmark
+    subscription with ``bookmark_not_found=fail`` is refused only once the journal was searched,
+    after it entered the index; the engine had seen it subscribe, and the action published an
+    ``assign`` and, at the refusal, an ``unassign`` of a topic nobody subscribed to."""
+    from test_e2e_actions import SYMBOLS_ACTION, _config
+
+    text = _config(SYMBOLS_ACTION.replace("ANNOUNCEMENTS", "default"), journal_topic="/symbols/AAPL")
+
+    async def scenario(uri: str, _: Path) -> None:
+        watcher = await connect(uri, "watcher")
+        events = await w(watcher.subscribe("^symbol_faucet_control$", sub_id="w"))  # a regex: not a publisher
+        publisher = await connect(uri, "pub")
+        await w(publisher.subscribe("symbol_faucet_control", sub_id="control"))
+        subscriber = await connect(uri, "sub")
+        await w(subscriber.publish("/symbols/AAPL", b'{"px":1}', ack="persisted"))
+        with pytest.raises(CommandFailed) as failed:
+            await w(subscriber.subscribe("/symbols/AAPL", bookmark="1|999|", options="bookmark_not_found=fail",
+                                         sub_id="missing"))
+        assert failed.value.reason == "invalid bookmark"
+        await w(subscriber.subscribe("/symbols/MSFT", sub_id="plain"))
+        assert _event(await w(events.next())) == ("assign", "/symbols/MSFT")  # nothing about AAPL before it
+        replay = await w(subscriber.subscribe("/symbols/AAPL", bookmark="0", options="bookmark_not_found=fail",
+                                              sub_id="found"))
+        assert _event(await w(events.next())) == ("assign", "/symbols/AAPL")
+        await w(replay.completed())
+        assert json_body(await w(replay.next())) == {"px": 1}
+        await w(subscriber.unsubscribe("found"))
+        assert _event(await w(events.next())) == ("unassign", "/symbols/AAPL")
+
+    broker_run(scenario, text)
+
+
+def _event(message) -> tuple[str, str]:
+    body = json_body(message)
+    return body["event"], body["topic"]

@@ -106,7 +106,7 @@ class BrokerCore:
             del self.names[session.client_name]
         removed = self.subs.remove_conn(session.conn)
         if self.actions is not None:
-            self.actions.disconnected(session.conn, len(removed))
+            self.actions.disconnected(session.conn, sum(1 for sub in removed if sub.announced))
 
     # ------------------------------------------------------------------ commands
 
@@ -174,6 +174,11 @@ class BrokerCore:
         out.append(Log(LogLevel.WARNING, f"{session.label}: {command.kind.value} refused ({refused.reason}): "
                                          f"{refused.message}", session.conn))
         return out
+
+    def run_actions(self, now: int) -> list[Action]:
+        """The publishes of the config's actions for subscription changes made outside a command
+        (a bookmark subscription announced once its replay found its start, replay.py)."""
+        return self._touched(self._with_actions([], now), now)
 
     def _with_actions(self, out: list[Action], now: int) -> list[Action]:
         """``out``, then the publishes of the config's actions that the call caused (action_runner.py)."""

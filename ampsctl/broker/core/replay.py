@@ -115,8 +115,13 @@ def active(core: BrokerCore, ticket: ReplayTicket) -> bool:
     return _current(core, ticket) is not None
 
 
-def resolved(core: BrokerCore, ticket: ReplayTicket, found: int | None) -> list[Action]:
-    """The server found the start (``found``: replay after this sequence) or not (None)."""
+def resolved(core: BrokerCore, ticket: ReplayTicket, found: int | None, now: int) -> list[Action]:
+    """The server found the start (``found``: replay after this sequence) or not (None).
+
+    A subscription that could still be refused (``bookmark_not_found=fail``) is in the index
+    unannounced (subscriptions.py): the refusal removes it unheard of, a start announces it
+    now, and the config's actions run for it (BrokerCore invariant 2: a refused command feeds
+    them nothing)."""
     state = _current(core, ticket)
     if state is None:
         return []
@@ -142,6 +147,9 @@ def resolved(core: BrokerCore, ticket: ReplayTicket, found: int | None) -> list[
     ticket.after = min(found, ticket.upto)
     if state.processed:
         out.append(Send(ticket.conn, state.processed))
+    if not ticket.subscription.announced:
+        core.subs.announce(ticket.subscription)
+        out += core.run_actions(now)
     return out
 
 

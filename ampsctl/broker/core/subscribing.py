@@ -78,6 +78,7 @@ def subscribe(core: BrokerCore, session: Session, cmd: Subscribe | DeltaSubscrib
                                completed=_ack_bytes(cmd, sub_id, AckType.COMPLETED), failure=failure,
                                not_found=options.bookmark_not_found, bookmark=cmd.bookmark or "")
     start = replay.begin(sub, state)
+    sub.announced = state.not_found != "fail"  # may still be refused: announced by replay.resolved
     core.subs.add(sub)
     return [start]  # type: ignore[list-item]  # StartReplay: an action the server knows (replay.py)
 

@@ -11,7 +11,10 @@ Invariants of ``SubscriptionIndex``:
 * ``matching(topic)`` returns subscriptions in creation order, so the ``sids`` of a delivery
   list the connection's subscriptions in the order they were made;
 * the per-topic cache of pattern matches is dropped whenever a pattern subscription comes or
-  goes, and is bounded (topics are client-chosen strings).
+  goes, and is bounded (topics are client-chosen strings);
+* the observer hears of a subscription's addition and removal only while it is ``announced``: a
+  bookmark subscription that may still be refused (``bookmark_not_found=fail``) is announced
+  once its start is found, so a refused one is never heard of.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ class Subscription:
     pattern: regex.Pattern[str] | None = None
     replay: ReplayState | None = None  # set while a bookmark subscription replays the journal (replay.py)
     conflation: Conflator | None = None  # the conflation option (conflation.py)
+    announced: bool = True  # told to the observer; False while a bookmark_not_found=fail replay looks for its start
 
     @classmethod
     def build(cls, *, conn: int, sub_id: str, topic: str, filter: str | None, predicate: Predicate | None,
@@ -135,8 +139,15 @@ class SubscriptionIndex:
         else:
             self.patterns[key] = sub
             self._pattern_hits.clear()
-        if self.observer is not None:
+        if self.observer is not None and sub.announced:
             self.observer(True, sub)
+
+    def announce(self, sub: Subscription) -> None:
+        """Tell the observer about ``sub``, added unannounced (``announced`` False) before."""
+        if not sub.announced:
+            sub.announced = True
+            if self.observer is not None:
+                self.observer(True, sub)
 
     def remove(self, conn: int, sub_id: str) -> Subscription | None:
         subs = self.by_conn.get(conn)
@@ -154,7 +165,7 @@ class SubscriptionIndex:
         else:
             del self.patterns[key]
             self._pattern_hits.clear()
-        if self.observer is not None:
+        if self.observer is not None and sub.announced:
             self.observer(False, sub)
         return sub
 
