@@ -9,7 +9,8 @@ cheap). Output contract (golden files in tests/cli/golden/sow/):
   characters are printed as ``|`` in table and text output, kept in json/jsonl/csv).
 * ``query`` formats: ``table`` (rich, the default; the last line says how many records and
   which index answered), ``json`` (an array), ``jsonl`` (one object per line), ``csv`` (a
-  header; with ``--select`` one column per selected field, else a ``message`` column).
+  header; with ``--select`` one column per selected field, else a ``message`` column; cells
+  exactly as stored, no spreadsheet-formula escaping, which would alter data).
 * ``dump``: every record in file order, CRC-checked (``text``, ``json`` with the meta,
   ``jsonl``). ``stats``: what the file holds; ``--verify`` checks every row's CRC and every
   index column against its message.
@@ -89,7 +90,9 @@ def query_command(
     SQLite; anything else scans the file. Unordered results come in file order.
     With --engine spark the filter runs in Spark, compiled to Spark SQL; a filter
     Spark cannot express exactly runs on ampsctl's evaluator inside Spark, and a
-    note on stderr says so. Exit codes: 0 ok (also when nothing matches), 2 usage,
+    note on stderr says so. CSV cells hold the values exactly: one that starts
+    with =, +, - or @ is not escaped, so import the file into a spreadsheet as
+    text. Exit codes: 0 ok (also when nothing matches), 2 usage,
     3 invalid input (bad filter, not a SOW file, damaged file), 4 the file cannot
     be read, or no Java/pyspark for --engine spark.
     """
@@ -353,9 +356,26 @@ def _table(rows: list[Row], payloads: Payloads, pattern: bool, paths: tuple[str,
 
 
 def _csv(rows: list[Row], payloads: Payloads, paths: tuple[str, ...] | None) -> None:
+    """Rows end with \n; cells are written exactly, spreadsheet formulas (=, +, -, @) included.
+
+    The csv module quotes a cell holding a character of its line terminator, so with \n a
+    lone \r went out unquoted and a reader ended the row there: a row with one is written
+    by a writer whose terminator is \r\n, which is then replaced by \n."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["sow_key", "topic", "sequence", "timestamp", *(paths or ("message",))])
+    spare = io.StringIO()
+    careful = csv.writer(spare, lineterminator="\r\n")
+
+    def write(cells: list[Any]) -> None:
+        if not any(isinstance(cell, str) and "\r" in cell for cell in cells):
+            writer.writerow(cells)
+            return
+        careful.writerow(cells)
+        out.write(spare.getvalue()[:-2] + "\n")
+        spare.seek(0)
+        spare.truncate()
+
+    write(["sow_key", "topic", "sequence", "timestamp", *(paths or ("message",))])
     for row in rows:
         shown = record_object(row.record, row.doc, payloads)
         cells = [shown["sow_key"], shown["topic"], shown["sequence"], shown["timestamp"]]
@@ -364,7 +384,7 @@ def _csv(rows: list[Row], payloads: Payloads, paths: tuple[str, ...] | None) -> 
         else:
             message = shown["message"]
             cells.append(message if isinstance(message, str) else json_text(message))
-        writer.writerow(cells)
+        write(cells)
     sys.stdout.write(out.getvalue())
 
 

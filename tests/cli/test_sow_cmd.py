@@ -16,6 +16,9 @@ then review the diff of tests/cli/golden/sow/.
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
 import shutil
 import sqlite3
@@ -229,3 +232,20 @@ def test_the_table_escapes_control_characters_of_messages(built: Path, tmp_path:
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and "\x1b" not in result.stdout  # a terminal would act on it
     assert "58=\\x1b[31mred\\x1b[0m|" in result.stdout.replace("\n", "").replace(" ", "")
+
+
+def test_csv_cells_read_back_exactly(built: Path, tmp_path: Path) -> None:
+    # A lone carriage return was written unquoted (the line terminator is \n), so a CSV reader
+    # ended the row there. Spreadsheet formulas (=, +, -, @) are kept as they are: CSV is data.
+    values = ["cr\ronly", "crlf\r\nx", "l1\nl2", "=HYPERLINK(\"http://x\",\"y\")", "+1", "-2", "@SUM(A1)", "a,b", 'say "hi"', "\x00\x1b", "Ä😀"]
+    (tmp_path / "sow-demo.xml").write_bytes(SOW_CONFIG)
+    lines = [json.dumps({"command": "publish", "topic": "orders", "data": {"id": n, "v": v}}) for n, v in enumerate(values)]
+    (tmp_path / "in.jsonl").write_text("\n".join(lines) + "\n")
+    _ampsctl("journal", "import", "in.jsonl", "--out", "journal", cwd=tmp_path)
+    _ampsctl("journal", "compact", "journal", "--config", "sow-demo.xml", "--out", "out", cwd=tmp_path)
+    result = subprocess.run([sys.executable, "-m", "ampsctl", "sow", "query", f"out/{ORDERS}", "--format", "csv",
+                             "--select", "/id,/v", "--order-by", "/id"], cwd=tmp_path, capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.reader(io.StringIO(result.stdout.decode("utf-8"), newline="")))
+    assert [row[4:] for row in rows] == [["/id", "/v"], *([str(n), v] for n, v in enumerate(values))]
+    assert result.stdout.endswith(b"\n") and not result.stdout.endswith(b"\r\n")
