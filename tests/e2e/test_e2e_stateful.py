@@ -215,3 +215,20 @@ def test_a_bookmark_subscription_refused_as_not_found_feeds_no_action(broker_run
 def _event(message) -> tuple[str, str]:
     body = json_body(message)
     return body["event"], body["topic"]
+
+
+def test_replacing_a_conflated_subscription_delivers_what_it_held(broker_run) -> None:
+    """A replace is atomic: a message the old and the new subscription both match is never lost.
+    The update a conflated subscription held for the rest of its interval was dropped with it."""
+
+    async def scenario(uri: str, _: Path) -> None:
+        publisher, client = await connect(uri, "pub"), await connect(uri, "sub")
+        sub = await w(client.subscribe("orders", options="conflation=1h", sub_id="s"))
+        await _fill_orders(publisher, {1: 5, 2: 6})
+        await _fill_orders(publisher, {1: 7})
+        await w(client.subscribe("orders", options="replace", sub_id="s"))  # comes before the interval ends
+        assert [json_body(await w(sub.next())) for _ in range(2)] == [{"id": 1, "qty": 7}, {"id": 2, "qty": 6}]
+        await _fill_orders(publisher, {3: 1})
+        assert json_body(await w(sub.next())) == {"id": 3, "qty": 1}
+
+    broker_run(scenario)

@@ -21,8 +21,9 @@ fields count as null); without it the SOW key; on a topic without a SOW, the top
 Invariants:
 * a (subscription, key) has at most one pending slot and at most one heap entry;
 * released slots come out in due-time order; a slot is released no earlier than its due time;
-* a slot of a subscription that is gone (unsubscribed, replaced, disconnected) is dropped at
-  its due time without a frame, so the heap never outlives its entries by more than one interval.
+* a slot of a subscription that is gone (unsubscribed, disconnected) is dropped at its due time
+  without a frame, so the heap never outlives its entries by more than one interval; a replaced
+  subscription's slots are released at the replace (``flush``), first in the replace's reply.
 """
 
 from __future__ import annotations
@@ -116,6 +117,17 @@ def attach(queue: ConflationQueue, sub: Subscription) -> None:
     interval = sub.options.conflation
     if interval is not None:
         sub.conflation = Conflator(queue, max(interval.nanos // 1000, MIN_INTERVAL), sub.options.conflation_key)
+
+
+def flush(sub: Subscription, now: int) -> bytes:
+    """The updates ``sub`` holds, rendered now, for a subscription being replaced: a replace is
+    atomic, and what matched the old subscription must not be lost with it. The slots' heap
+    entries stay and are dropped at their due time (their slots are gone)."""
+    conflator = sub.conflation
+    if conflator is None or not conflator.pending:
+        return b""
+    slots, conflator.pending = conflator.pending, {}
+    return b"".join(render(_span(slot), [sub], now) for slot in slots.values())
 
 
 def _span(slot: _Slot) -> Update:

@@ -56,6 +56,8 @@ def subscribe(core: BrokerCore, session: Session, cmd: Subscribe | DeltaSubscrib
     _check_new(core, session, sub_id, cmd.options)
     position = _check_bookmark(core, cmd.topic, cmd.bookmark, cmd.options) if cmd.bookmark is not None else None
     predicate = _predicate(cmd.filter)
+    replaced = core.subs.get(session.conn, sub_id)
+    out: list[Action] = _held(session, replaced, now)
     options = cmd.options
     if cmd.bookmark is not None and options.oof:
         options = dataclasses.replace(options, oof=False)  # bookmark subscriptions never get OOF (§8.2)
@@ -64,9 +66,9 @@ def subscribe(core: BrokerCore, session: Session, cmd: Subscribe | DeltaSubscrib
                              options=options, order=core.subs.next_order())
     conflation.attach(core.conflation, sub)
     if position is None:
-        left = _refocus(core, core.subs.get(session.conn, sub_id), sub)
+        left = _refocus(core, replaced, sub)
         core.subs.add(sub)
-        out = _acks(session, cmd, sub_id, None, AckType.PROCESSED)
+        out += _acks(session, cmd, sub_id, None, AckType.PROCESSED)
         if left:
             out.append(Send(session.conn, left))
         return out + _acks(session, cmd, sub_id, None, AckType.COMPLETED)
@@ -80,7 +82,7 @@ def subscribe(core: BrokerCore, session: Session, cmd: Subscribe | DeltaSubscrib
     start = replay.begin(sub, state)
     sub.announced = state.not_found != "fail"  # may still be refused: announced by replay.resolved
     core.subs.add(sub)
-    return [start]  # type: ignore[list-item]  # StartReplay: an action the server knows (replay.py)
+    return [*out, start]  # type: ignore[list-item]  # StartReplay: an action the server knows (replay.py)
 
 
 def _ack_bytes(cmd: Subscribe | DeltaSubscribe, sub_id: str, ack_type: AckType) -> bytes:
@@ -116,11 +118,12 @@ def sow_and_subscribe(core: BrokerCore, session: Session, cmd: SowAndSubscribe |
     if sub.focus is not None and is_sow_topic(core.store, cmd.topic, message_type):
         sub.focus.update(row.record.key for row in result.rows)
     replaced = core.subs.get(session.conn, sub_id)
+    held = _held(session, replaced, now)  # first: the client has these before the query runs again
     left = _refocus(core, replaced, sub)
     if replaced is not None:  # §5.7: only the records the client does not have already
         result.rows = [row for row in result.rows if not _had(replaced, row)]
     core.subs.add(sub)
-    return _query_replies(session, cmd, result, cmd.query_id, sub_id, left)
+    return held + _query_replies(session, cmd, result, cmd.query_id, sub_id, left)
 
 
 def _query_replies(session: Session, cmd: Sow | SowAndSubscribe | SowAndDeltaSubscribe, result: QueryResult,
@@ -140,6 +143,12 @@ def _query_replies(session: Session, cmd: Sow | SowAndSubscribe | SowAndDeltaSub
                           records_returned=len(result.rows), topic=cmd.topic, sub_id=sub_id, query_id=query_id)
         out.append(Send(conn, stats.encode()))
     return out
+
+
+def _held(session: Session, replaced: Subscription | None, now: int) -> list[Action]:
+    """The updates a replaced conflated subscription holds, sent before the replace's replies."""
+    data = conflation.flush(replaced, now) if replaced is not None else b""
+    return [Send(session.conn, data)] if data else []
 
 
 def _refocus(core: BrokerCore, old: Subscription | None, sub: Subscription) -> bytes:
