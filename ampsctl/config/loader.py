@@ -76,6 +76,14 @@ class _Source:
     wrapper: etree._Element | None = None  # a fragment's parsed wrapper element
 
 
+@dataclass(frozen=True, eq=False)
+class Included:
+    """What one <Include> was replaced by, and the file (source) the <Include> was written in."""
+
+    nodes: tuple[etree._Element, ...]
+    written_in: object
+
+
 @dataclass
 class LoadedConfig:
     """An expanded config tree and the map back to its sources."""
@@ -87,6 +95,7 @@ class LoadedConfig:
     _sources: list[_Source] = field(default_factory=list, repr=False)
     _owner: dict[etree._Element, _Source] = field(default_factory=dict, repr=False)
     _synthetic: dict[etree._Element, Location] = field(default_factory=dict, repr=False)
+    _included: dict[etree._Element, list[Included]] = field(default_factory=dict, repr=False)
 
     def locate(self, node: etree._Element) -> Location:
         """Where the start tag of ``node`` is in its original file."""
@@ -102,6 +111,15 @@ class LoadedConfig:
             return self.locate(node)
         text = node.text or ""
         return source.text.location(mark.content_start + len(text) - len(text.lstrip()))
+
+    def inclusions(self, node: etree._Element) -> list[Included]:
+        """The <Include> splices that put ``node`` where it is, innermost first (a node of the
+        top level of an included file; a nested <Include> adds the outer one)."""
+        return self._included.get(node, [])
+
+    def file_of(self, node: etree._Element) -> object:
+        """An opaque token of the file (the one inclusion of it) that ``node`` was written in."""
+        return self._source_of(node)
 
     def mentions(self, text: str) -> bool:
         """Does ``text`` occur in the expanded text of any file of the config?
@@ -472,6 +490,9 @@ class _IncludeExpander:
             self.config._synthetic[start] = self.config._synthetic[end] = where
             start.tail, text = text, ""  # the included text comes after the start comment
             nodes = [start, *nodes, end]
+        group = Included(tuple(nodes), self.config._source_of(include))
+        for node in group.nodes:  # inner <Include>s were spliced first: innermost first
+            self.config._included.setdefault(node, []).append(group)
         position = parent.index(include)
         tail = include.tail
         parent.remove(include)

@@ -148,3 +148,31 @@ def test_an_include_that_holds_elements_is_reported(tmp_path):
         {"amps.xml": "<AMPSConfig>\n  <Name>x</Name>\n  <Admin><Include>x.xml<InetAddr>8085</InetAddr></Include></Admin>\n</AMPSConfig>\n", "x.xml": "<Interval>1s</Interval>"},
     )
     assert found == ["amps.xml:3:10 GEN-008 <Include> holds an element <InetAddr>; it may only hold a file path"]
+
+
+_TOPIC = "<Topic><Name>{}</Name><MessageType>json</MessageType></Topic>"  # SOWT-004: no FileName
+
+
+def _sow(tmp_path: Path, body: str, files: dict[str, str]) -> list[str]:
+    main = f"<AMPSConfig>\n<Name>x</Name>\n<SOW>\n{body}\n</SOW>\n</AMPSConfig>\n"
+    return [f.split(" SOWT-004 ")[1] for f in findings(tmp_path, {"amps.xml": main, **files}) if " SOWT-004 " in f]
+
+
+def test_a_suppression_before_an_include_covers_all_it_includes(tmp_path):
+    two = _TOPIC.format("a") + "\n" + _TOPIC.format("b") + "\n"
+    body = "<!-- ampsctl: disable=SOWT-004 scratch topics -->\n<Include>two.xml</Include>\n" + _TOPIC.format("c")
+    assert _sow(tmp_path, body, {"two.xml": two}) == ["Topic 'c' is persistent but has no FileName"]
+
+
+def test_a_suppression_at_the_end_of_an_included_file_stays_in_it(tmp_path):
+    last = _TOPIC.format("a") + "\n<!-- ampsctl: disable=SOWT-004 scratch topics -->\n"
+    body = "<Include>last.xml</Include>\n<Include>other.xml</Include>\n" + _TOPIC.format("c")
+    found = _sow(tmp_path, body, {"last.xml": last, "other.xml": _TOPIC.format("b")})
+    assert found == ["Topic 'c' is persistent but has no FileName", "Topic 'b' is persistent but has no FileName"]  # by path
+
+
+def test_a_suppression_before_a_nested_include_covers_only_that_include(tmp_path):
+    outer = _TOPIC.format("a") + "\n<!-- ampsctl: disable=SOWT-004 scratch -->\n<Include>inner.xml</Include>\n" + _TOPIC.format("b")
+    inner = _TOPIC.format("i1") + _TOPIC.format("i2")
+    found = _sow(tmp_path, "<Include>outer.xml</Include>", {"outer.xml": outer, "inner.xml": inner})
+    assert found == ["Topic 'a' is persistent but has no FileName", "Topic 'b' is persistent but has no FileName"]
