@@ -43,7 +43,8 @@ def find_suppressions(config: LoadedConfig, known_codes: Set[str]) -> tuple[list
         match = _DIRECTIVE.match(comment.text or "")
         if not match:
             continue
-        codes = tuple(c.strip().upper() for c in match.group(1).split(",") if c.strip())
+        # "GEN-" is the prefix GEN, as in --select
+        codes = tuple(c.strip().upper().rstrip("-") for c in match.group(1).split(",") if c.strip().rstrip("-"))
         reason = match.group(2).strip()
         where = config.locate(comment)
         if not codes or not reason:

@@ -308,6 +308,17 @@ def test_suppression_by_prefix_and_file_wide(cli, write):
     assert "(2 suppressed)" in result.stdout
 
 
+def test_suppression_prefix_may_end_with_a_dash_as_in_select(cli, write):
+    write(
+        "amps.xml",
+        "<!-- ampsctl: disable=GEN- generated file, checked upstream -->\n"
+        "<AMPSConfig>\n  <Name>${AMPSCTL_TEST_SURELY_UNDEFINED}</Name>\n  <Bogus/>\n</AMPSConfig>\n",
+    )
+    result = cli("validate", "amps.xml")
+    assert result.code == 0, result.output
+    assert "(2 suppressed)" in result.stdout
+
+
 def test_suppression_scope_is_the_next_element(cli, write):
     # Two persistent SOW topics without FileName (SOWT-004 each); the comment covers the first.
     write(
