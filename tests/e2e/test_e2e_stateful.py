@@ -232,3 +232,21 @@ def test_replacing_a_conflated_subscription_delivers_what_it_held(broker_run) ->
         assert json_body(await w(sub.next())) == {"id": 3, "qty": 1}
 
     broker_run(scenario)
+
+
+def test_sow_delete_acks_come_in_the_documented_order_when_persisted_waits_for_the_journal(broker_run) -> None:
+    """docs/protocol.md: acks go out in ACK_ORDER (received, processed, persisted, completed,
+    stats). A sow_delete's persisted ack waits for the group commit; its completed and stats acks
+    did not, and overtook it."""
+
+    async def scenario(uri: str, _: Path) -> None:
+        client = await connect(uri, "c")
+        await w(client.publish("orders", b'{"id":1}', ack="processed"))
+        for expected in (1, 0):  # a delete that found the record, and one that finds nothing
+            replies = await w(client.request({"c": "sow_delete", "t": "orders", "f": "/id = 1",
+                                              "a": "stats,completed,persisted,processed,received"}, until="stats"))
+            assert [reply.ack_type.value for reply in replies] == [
+                "received", "processed", "persisted", "completed", "stats"]
+            assert replies[-1].records_deleted == expected
+
+    broker_run(scenario)

@@ -142,14 +142,16 @@ def sow_delete(core: BrokerCore, session: Session, cmd: SowDelete, now: int) -> 
     if cmd.wants(AckType.PROCESSED):
         out.append(Send(session.conn, cmd.ack(AckType.PROCESSED).encode()))
     out += deliveries
-    if cmd.wants(AckType.PERSISTED):
-        out.append(core.durable(session.conn, cmd.ack(AckType.PERSISTED).encode()))
+    # persisted waits for the journal; completed and stats come after it (ACK_ORDER), so they wait too
+    later = [cmd.ack(AckType.PERSISTED).encode()] if cmd.wants(AckType.PERSISTED) else []
     if cmd.wants(AckType.COMPLETED):
-        out.append(Send(session.conn, cmd.ack(AckType.COMPLETED).encode()))
+        later.append(cmd.ack(AckType.COMPLETED).encode())
     if cmd.wants(AckType.STATS):
-        stats = stats_ack(cmd.cid, matches=deleted, topic_matches=topic_matches, records_deleted=deleted,
-                          topic=cmd.topic)
-        out.append(Send(session.conn, stats.encode()))
+        later.append(stats_ack(cmd.cid, matches=deleted, topic_matches=topic_matches, records_deleted=deleted,
+                               topic=cmd.topic).encode())
+    if later:
+        data = b"".join(later)
+        out.append(core.durable(session.conn, data) if cmd.wants(AckType.PERSISTED) else Send(session.conn, data))
     return out
 
 
