@@ -245,19 +245,21 @@ def _text_record(record: JournalRecord) -> str:
     from ampsctl.journal.jsonl import delete_criteria
     from ampsctl.journal.record import Command
 
-    parts = [str(record.sequence), str(timestamp_value(record.timestamp)), record.command.label, record.topic, record.message_type]
+    # The first line's fields escape newlines and tabs too: a record is at most two lines.
+    parts = [str(record.sequence), str(timestamp_value(record.timestamp)), record.command.label,
+             _shown(record.topic, lines=False), _shown(record.message_type, lines=False)]
     for label, value in (("sow_key", record.sow_key), ("expiration", record.expiration), ("correlation_id", record.correlation_id),
                          ("client_name", record.client_name), ("publisher_sequence", record.publisher_sequence)):
         if value is not None:
-            parts.append(f"{label}={_shown(str(value))}")
+            parts.append(f"{label}={_shown(str(value), lines=False)}")
     parts.append(f"bm={record.bookmark}")
     body = _payload_text(record.payload)
     if record.command is Command.SOW_DELETE:
         criteria = delete_criteria(record.payload)
         if criteria is not None and criteria.filter is not None:
-            body = f"filter {_shown(criteria.filter)}"
+            body = "filter " + _shown(criteria.filter).replace("\n", "\n    ")
         elif criteria is not None and criteria.keys is not None:
-            body = "keys " + ", ".join(_shown(key) for key in criteria.keys)
+            body = "keys " + ", ".join(_shown(key, lines=False) for key in criteria.keys)
         elif criteria is not None:
             body = f"data {_payload_text(criteria.data or b'')}"
     head = " ".join(parts)
@@ -268,15 +270,16 @@ def _payload_text(payload: bytes) -> str:
     return _shown(payload.decode("utf-8", "backslashreplace")).replace("\n", "\n    ")
 
 
-def _shown(text: str) -> str:
-    """Text for a terminal: SOH as |, other control characters (but newlines) escaped."""
+def _shown(text: str, *, lines: bool = True) -> str:
+    """Text for a terminal: SOH as |, other control characters escaped (newlines and tabs
+    kept when ``lines``)."""
     if text.isprintable():
         return text
     out = []
     for char in text:
         if char == "\x01":
             out.append("|")
-        elif char == "\n" or char == "\t" or char.isprintable():
+        elif (lines and (char == "\n" or char == "\t")) or char.isprintable():
             out.append(char)
         else:
             out.append(char.encode("unicode_escape").decode("ascii"))

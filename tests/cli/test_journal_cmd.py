@@ -246,3 +246,21 @@ def test_dump_imports_back_into_the_same_journal(cli, write, tmp_path: Path) -> 
 def test_journal_help_is_cheap(cli) -> None:
     result = cli("journal", "--help")
     assert result.code == 0 and "verify" in result.stdout and "import" in result.stdout
+
+
+def test_dump_text_escapes_control_characters_of_every_field(cli, write) -> None:
+    # The topic and message type went out raw: a newline split the record's first line and an
+    # ESC reached the terminal. A record's first line stays one line; the lines after it are indented.
+    write("odd.jsonl", '{"topic":"t\\nx\\u001b[31m\\u009b","message_type":"my\\ttype","payload_base64":"AA==",'
+                       '"sow_key":"k\\nz","client_name":"a b"}\n'
+                       '{"topic":"fx","message_type":"fix","payload":"35=D\\u000158=\\u001b[2J\\u0001"}\n'
+                       '{"topic":"x","command":"sow_delete","filter":"/a = 1\\nOR /b = 2"}\n'
+                       '{"topic":"x","command":"sow_delete","keys":["k\\n1","k2"]}\n')
+    assert cli("journal", "import", "odd.jsonl", "--out", "j").code == 0
+    result = cli("journal", "dump", "j")
+    assert result.code == 0
+    assert "\x1b" not in result.stdout and "\x9b" not in result.stdout and "\t" not in result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[0].split(" ")[3:6] == ["t\\nx\\x1b[31m\\x9b", "my\\ttype", "sow_key=k\\nz"]
+    assert lines[1] == "    \\x00" and lines[3] == "    35=D|58=\\x1b[2J|"
+    assert lines[5:] == ["    filter /a = 1", "    OR /b = 2", lines[7], "    keys k\\n1, k2"]
