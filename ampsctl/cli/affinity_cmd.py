@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 
 import typer
 
+from ampsctl.cli.output import terminal_text
 from ampsctl.errors import InputError, Location, UsageError
 
 app = typer.Typer(help="Simulate amps-action-on-manifold-affinity (faucet) assignments.", no_args_is_help=True)
@@ -202,23 +203,24 @@ def _print_table(rows: list[dict[str, Any]], per_subscriber: bool, render: bool)
     for column in ("line", "action", "topic", "publisher", *(("subscriber",) if per_subscriber else ())):
         table.add_column(column, overflow="fold")
     for row in rows:
-        cells = [str(row["input_line"]), row["AMPS_AFFINITY_ACTION"], row["AMPS_TOPIC"], _who(row, "AMPS_CLIENT_NAME", "AMPS_CONNECTION_NAME")]
+        cells = [str(row["input_line"]), row["AMPS_AFFINITY_ACTION"], terminal_text(row["AMPS_TOPIC"]),
+                 _who(row, "AMPS_CLIENT_NAME", "AMPS_CONNECTION_NAME")]
         if per_subscriber:
             cells.append(_who(row, "AMPS_SUBSCRIBER_CLIENT_NAME", "AMPS_SUBSCRIBER_CONNECTION_NAME"))
         table.add_row(*cells)
-    console.print(table)
+    console.print(table, markup=False)  # names and topics are data: "[red]" is not a style
     if render:  # payloads are long and multi-line: one block per event rather than a column
         for row in rows:
-            console.print(f"\nline {row['input_line']}, {row['AMPS_AFFINITY_ACTION']} {row['AMPS_TOPIC']}:", markup=False)
+            console.print(f"\nline {row['input_line']}, {row['AMPS_AFFINITY_ACTION']} {terminal_text(row['AMPS_TOPIC'])}:", markup=False)
             for step in row["rendered"]:
-                console.print(f"  {step['module']}", markup=False)
+                console.print(f"  {terminal_text(step['module'])}", markup=False)
                 for name, value in step.items():
                     if name != "module":
-                        console.print(f"    {name}: " + value.replace("\n", "\n      "), markup=False)
+                        console.print(f"    {terminal_text(name)}: " + terminal_text(value, lines=True).replace("\n", "\n      "), markup=False)
 
 
 def _who(row: dict[str, Any], client: str, connection: str) -> str:
-    return f"{row[client]} ({row[connection]})" if client in row else "-"
+    return f"{terminal_text(row[client])} ({terminal_text(row[connection])})" if client in row else "-"
 
 
 def _summary(engine, counts: Counter[str]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
@@ -259,11 +261,11 @@ def _print_summary(engine, counts: Counter[str], chart: bool, *, err: bool) -> N
         table.add_column("load")
     most = max(p["topics"] for p in publishers) or 1
     for p in publishers:
-        cells = [p["client"], p["connection"], str(p["activation"]), str(p["topics"])]
+        cells = [terminal_text(p["client"]), terminal_text(p["connection"]), str(p["activation"]), str(p["topics"])]
         if chart:
             cells.append("█" * round(30 * p["topics"] / most) or "·")
         table.add_row(*cells)
-    console.print(table)
+    console.print(table, markup=False)
 
 
 def _count(n: int, noun: str) -> str:

@@ -1,10 +1,20 @@
-"""Output helpers shared by the commands that print many records (journal, sow)."""
+"""Output helpers shared by the commands that print many records (journal, sow) or tables (affinity)."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
+
+
+# C0 and C1 controls (ESC, CSI, BEL, newline...) as \xNN; FIX's field separator SOH as |.
+_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(32), *range(127, 160))} | {0x01: "|"}
+_CONTROLS_BUT_LINES = {code: text for code, text in _CONTROLS.items() if code not in (0x09, 0x0A)}
+
+
+def terminal_text(text: str, *, lines: bool = False) -> str:
+    """Text for a terminal: control characters escaped, not sent (``lines`` keeps newlines and tabs)."""
+    return text.translate(_CONTROLS_BUT_LINES if lines else _CONTROLS)
 
 
 def json_text(value: Any) -> str:

@@ -294,12 +294,11 @@ def _message(record: SowRecord, doc: Any, payloads: Payloads) -> Any:
     return raw.decode("utf-8", "backslashreplace")
 
 
-_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(32), *range(127, 160))} | {0x01: "|"}  # SOH: FIX's delimiter
-
-
 def _shown(text: str) -> str:
     """Text for the terminal table: FIX's SOH as |, other control characters (ESC...) escaped, not sent."""
-    return text.translate(_CONTROLS)
+    from ampsctl.cli.output import terminal_text
+
+    return terminal_text(text)
 
 
 def _counted(records: Iterable[Any], advance: Callable[[int], None]) -> Iterator[Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from clitools import GoldenCase, check_golden, orphan_goldens, run_golden
+from clitools import GoldenCase, check_golden, orphan_goldens, run_ampsctl, run_golden
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "affinity"
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -106,3 +106,21 @@ def test_golden(case: GoldenCase, tmp_path: Path) -> None:
 
 def test_no_orphan_golden_files() -> None:
     assert orphan_goldens(GOLDEN, CASES) == []
+
+
+def test_the_table_shows_names_as_they_are_never_as_markup_or_control_characters(tmp_path: Path) -> None:
+    # A connection named "[/]" was rich markup (exit 5, MarkupError), "[red]p" lost its
+    # brackets, and an ESC in a name or topic reached the terminal.
+    events = tmp_path / "events.jsonl"
+    events.write_text(
+        '{"event":"subscribe","connection":"[/]","client":"[red]p\\u001b[2J","topic":"ctl","sub_id":"1","options":"udo_coverage=/s/"}\n'
+        '{"event":"subscribe","connection":"s1","client":"x","topic":"/s/A\\u001b\\u009b\\nB","sub_id":"1"}\n'
+    )
+    flags = ["--control-topic", "ctl", "--subscription-topic", "^/s/", "--coverage-option", "udo_coverage"]
+    result = run_ampsctl("affinity", "simulate", *flags, "--events", str(events), "--chart", cwd=tmp_path)
+    assert (result.code, result.stderr) == (0, "")
+    assert "\x1b" not in result.stdout and "\x9b" not in result.stdout
+    assert "/s/A\\x1b\\x9b\\x0aB" in result.stdout and "[red]p\\x1b[2J ([/])" in result.stdout
+    assert "[red]p\\x1b[2J  [/]" in result.stdout  # the summary's publisher row
+    jsonl = run_ampsctl("affinity", "simulate", *flags, "--events", str(events), "--format", "jsonl", cwd=tmp_path)
+    assert jsonl.code == 0 and "\x1b" not in jsonl.stderr and "[red]p\\x1b[2J" in jsonl.stderr
