@@ -344,7 +344,7 @@ def _table(rows: list[Row], payloads: Payloads, pattern: bool, paths: tuple[str,
     for column in paths or ("message",):
         table.add_column(column, overflow="fold")
     for row in rows:
-        cells = [row.record.key] + ([row.record.topic] if pattern else [])
+        cells = [_shown(row.record.key)] + ([_shown(row.record.topic)] if pattern else [])
         if paths:
             cells += [_shown(_cell(_field_value(payloads, row.doc, path))) for path in paths]
         else:
@@ -394,10 +394,10 @@ def _text_lines(meta: SowMeta, records: Iterable[SowRecord], payloads: Payloads)
     yield f"# {meta.path}: topic {spec.name} ({spec.message_type}), format {meta.format_version}, last sequence {meta.last_sequence}"
     for record in records:
         expires = f" expires {format_timestamp(record.expires_at)}" if record.expires_at is not None else ""
-        topic = f" {record.topic}" if spec.pattern else ""
+        topic = f" {_shown(record.topic)}" if spec.pattern else ""
         message = _message(record, None, payloads)
         text = message if isinstance(message, str) else json_text(message)
-        yield f"{record.key}{topic} seq {record.sequence} {format_timestamp(record.timestamp)}{expires}  {_shown(text)}"
+        yield f"{_shown(record.key)}{topic} seq {record.sequence} {format_timestamp(record.timestamp)}{expires}  {_shown(text)}"
 
 
 def _stats_lines(stats: dict[str, Any]) -> Iterator[str]:

@@ -249,3 +249,14 @@ def test_csv_cells_read_back_exactly(built: Path, tmp_path: Path) -> None:
     rows = list(csv.reader(io.StringIO(result.stdout.decode("utf-8"), newline="")))
     assert [row[4:] for row in rows] == [["/id", "/v"], *([str(n), v] for n, v in enumerate(values))]
     assert result.stdout.endswith(b"\n") and not result.stdout.endswith(b"\r\n")
+
+
+def test_a_topic_with_control_characters_is_escaped_in_the_table_and_text_dump(built: Path, tmp_path: Path) -> None:
+    (tmp_path / "sow-demo.xml").write_bytes(SOW_CONFIG)
+    (tmp_path / "in.jsonl").write_text('{"command":"publish","topic":"prices.\\u001b[2J\\nx","data":{"sym":"IBM","px":1}}\n')
+    _ampsctl("journal", "import", "in.jsonl", "--out", "journal", cwd=tmp_path)
+    _ampsctl("journal", "compact", "journal", "--config", "sow-demo.xml", "--out", "out", cwd=tmp_path)
+    for args in (("query", f"out/{PRICES}"), ("dump", f"out/{PRICES}")):
+        result = subprocess.run([sys.executable, "-m", "ampsctl", "sow", *args], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0 and "\x1b" not in result.stdout, result.stdout
+        assert "prices.\\x1b[2J\\x0ax" in result.stdout
