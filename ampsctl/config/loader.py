@@ -161,7 +161,7 @@ class LoadedConfig:
                 later += 1
         if source.starts is None:
             source.starts = line_starts(source.parse_text)
-        return find_mark(source.parse_text, source.starts, kind, node.tag if kind is MarkKind.ELEMENT else "", line, later)
+        return find_mark(source.parse_text, source.starts, kind, written_name(node) if kind is MarkKind.ELEMENT else "", line, later)
 
     def _source_of(self, node: etree._Element) -> _Source:
         current: etree._Element | None = node
@@ -193,10 +193,11 @@ def load_config(
     source = _parse(SourceText.expand(display, text, variables), fragment=False)
     root = source.tops[[n.tag for n in source.tops].index(_root_tag(source))]
     if root.tag != "AMPSConfig":
+        namespace = etree.QName(root).namespace
         raise InputError(
-            f"the root element is <{root.tag}>, not <AMPSConfig>",
+            f"the root element is <{written_name(root)}>{f' in the XML namespace {namespace!r}' if namespace else ''}, not <AMPSConfig>",
             code="GEN-001",
-            hint="an AMPS config file starts with <AMPSConfig>",
+            hint="remove the xmlns declaration: AMPS configs use no XML namespace" if namespace else "an AMPS config file starts with <AMPSConfig>",
             location=LoadedConfig(display, root, _sources=[source]).locate(root),
         )
     config = LoadedConfig(display, root, files=[display], _sources=[source])
@@ -378,6 +379,15 @@ def _following(node: etree._Element) -> Iterator[etree._Element]:
         current = current.getparent()
 
 
+def written_name(node: etree._Element) -> str:
+    """An element's name as written in the file: ``x:Foo``, not lxml's ``{urn:x}Foo``."""
+    tag = node.tag
+    if not tag.startswith("{"):  # type: ignore[union-attr]
+        return tag  # type: ignore[return-value]
+    local = tag.rpartition("}")[2]  # type: ignore[union-attr]
+    return f"{node.prefix}:{local}" if node.prefix else local
+
+
 def _index(source: _Source) -> dict[etree._Element, Mark]:
     """Pair the source's nodes with the scanner's marks, both in document order."""
     nodes = [n for n in _walk(source.tops) if isinstance(n.tag, str) or n.tag in _KIND]
@@ -385,7 +395,7 @@ def _index(source: _Source) -> dict[etree._Element, Mark]:
     index: dict[etree._Element, Mark] = {}
     for node, mark in zip(nodes, marks):
         kind = MarkKind.ELEMENT if isinstance(node.tag, str) else _KIND[node.tag]
-        if kind is not mark.kind or (kind is MarkKind.ELEMENT and mark.name != node.tag):
+        if kind is not mark.kind or (kind is MarkKind.ELEMENT and mark.name != written_name(node)):
             break  # never expected on text lxml accepted; fall back to lxml line numbers
         index[node] = mark
     return index

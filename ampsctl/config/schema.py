@@ -19,6 +19,7 @@ from pathlib import Path
 
 from lxml import etree
 
+from ampsctl.config.loader import written_name
 from ampsctl.errors import EnvironmentProblem
 
 _EXPECTED = re.compile(r"Expected is(?: one of)? \( (.*?) \)")
@@ -57,16 +58,28 @@ def validate(root: etree._Element) -> list[SchemaProblem]:
     tree = root.getroottree()
     problems = []
     for entry in schema.error_log:
-        nodes = tree.xpath(entry.path) if entry.path else []
+        nodes = _nodes_at(tree, entry.path) if entry.path else []
         node = nodes[0] if nodes else root
         problems.append(_classify(entry.message, node, known))
     return problems
 
 
+def _nodes_at(tree: etree._ElementTree, path: str) -> list[etree._Element]:
+    """The nodes at libxml2's error path, which names elements with the document's prefixes."""
+    try:
+        return tree.xpath(path)  # type: ignore[return-value]
+    except etree.XPathError:
+        namespaces = {prefix: uri for el in tree.iter(etree.Element) for prefix, uri in el.nsmap.items() if prefix}
+        try:
+            return tree.xpath(path, namespaces=namespaces)  # type: ignore[return-value]
+        except etree.XPathError:
+            return []
+
+
 def _classify(message: str, node: etree._Element, known: frozenset[str]) -> SchemaProblem:
     match = _ELEMENT.match(message)
     detail = match.group(3) if match else message
-    tag = node.tag if isinstance(node.tag, str) else "?"
+    tag = written_name(node) if isinstance(node.tag, str) else "?"
     expected = _EXPECTED.search(detail)
     allowed = sorted({name.strip() for name in expected.group(1).split(",")}) if expected else []
     if "This element is not expected" in detail:
@@ -75,8 +88,8 @@ def _classify(message: str, node: etree._Element, known: frozenset[str]) -> Sche
         if tag not in known:
             close = difflib.get_close_matches(tag, allowed or sorted(known), n=1)
             hint = f"did you mean <{close[0]}>?" if close else _allowed_hint(allowed)
-            return SchemaProblem("GEN-006", node, f"unknown element <{tag}> in {where}", hint, False)
-        return SchemaProblem("XSD-001", node, f"<{tag}> is not allowed here in {where}", _allowed_hint(allowed), False)
+            return SchemaProblem("GEN-006", node, f"unknown element <{tag}> in {where}", _namespace_hint(node) or hint, False)
+        return SchemaProblem("XSD-001", node, f"<{tag}> is not allowed here in {where}", _namespace_hint(node) or _allowed_hint(allowed), False)
     if "Character content other than whitespace is not allowed" in detail:
         return _stray_text(node, tag)
     if "Missing child element" in detail:
@@ -87,6 +100,12 @@ def _classify(message: str, node: etree._Element, known: frozenset[str]) -> Sche
     enum = re.search(r"set \{(.*?)\}", detail)
     hint = f"use one of: {enum.group(1)}" if enum else None
     return SchemaProblem("XSD-002", node, f"'{value}' is not a valid value for <{tag}>", hint, True)
+
+
+def _namespace_hint(node: etree._Element) -> str | None:
+    if not isinstance(node.tag, str) or not node.tag.startswith("{"):
+        return None
+    return f"AMPS config elements are in no XML namespace; this one is in '{etree.QName(node).namespace}' (remove the xmlns declaration)"
 
 
 def _stray_text(node: etree._Element, tag: str) -> SchemaProblem:

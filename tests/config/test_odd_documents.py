@@ -1,0 +1,50 @@
+"""Documents that are well-formed but odd: XML namespaces (AMPS configs use none)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ampsctl.config.lint import LintOptions, lint_paths
+from ampsctl.config.loader import load_config
+from ampsctl.errors import InputError
+
+
+def lint(tmp_path: Path, text: str) -> list[tuple[str, int, int, str, str | None]]:
+    path = tmp_path / "amps.xml"
+    path.write_text(text, encoding="utf-8")
+    report = lint_paths([str(path)], LintOptions(env={}, jobs=1))
+    return [(f.code, f.location.line, f.location.col, f.message, f.hint) for f in report.findings]
+
+
+def test_a_prefixed_element_is_reported_not_a_crash(tmp_path):
+    found = lint(tmp_path, '<AMPSConfig xmlns:x="urn:x">\n  <Name>n</Name>\n  <x:Foo/>\n  <Admin><InetAddr>8085</InetAddr></Admin>\n</AMPSConfig>\n')
+    assert [(code, line, col, message) for code, line, col, message, _ in found] == [("GEN-006", 3, 3, "unknown element <x:Foo> in <AMPSConfig>")]
+    assert "no XML namespace; this one is in 'urn:x'" in (found[0][4] or "")
+
+
+def test_positions_after_a_prefixed_element_stay_exact(tmp_path):
+    path = tmp_path / "amps.xml"
+    path.write_text('<AMPSConfig xmlns:x="urn:x">\n  <Name>n</Name>\n  <x:Foo/>\n  <Admin/>\n</AMPSConfig>\n', encoding="utf-8")
+    config = load_config(str(path), {})
+    [foo] = [el for el in config.root if isinstance(el.tag, str) and el.tag.endswith("Foo")]
+    admin = config.root.find("Admin")
+    assert (config.locate(foo).line, config.locate(foo).col) == (3, 3)
+    assert (config.locate(admin).line, config.locate(admin).col) == (4, 3)
+
+
+def test_an_element_in_a_default_namespace_names_it(tmp_path):
+    found = lint(tmp_path, '<AMPSConfig>\n  <Name>n</Name>\n  <SOW xmlns="urn:y"/>\n</AMPSConfig>\n')
+    assert [(code, line, col) for code, line, col, _, _ in found] == [("XSD-001", 3, 3)]
+    assert "this one is in 'urn:y'" in (found[0][4] or "")
+
+
+def test_a_root_element_in_a_namespace(tmp_path):
+    path = tmp_path / "amps.xml"
+    path.write_text('<AMPSConfig xmlns="urn:x">\n  <Name>n</Name>\n</AMPSConfig>\n', encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_config(str(path), {})
+    assert caught.value.message == "the root element is <AMPSConfig> in the XML namespace 'urn:x', not <AMPSConfig>"
+    assert (caught.value.location.line, caught.value.location.col) == (1, 1)
+    assert "remove the xmlns declaration" in (caught.value.hint or "")
