@@ -281,18 +281,22 @@ def _present(header: dict[str, Any]) -> dict[str, Any]:
 
 
 def _data(data: bytes) -> Any:
+    """A message's data to nest in a json line: its JSON, integers beyond 64 bits exact, else its text."""
     import orjson
 
+    from ampsctl.messages.json_codec import loads_exact, may_hold_long_integer
+
     try:
-        return orjson.loads(data)
+        found = orjson.loads(data)
     except orjson.JSONDecodeError:
         return data.decode("utf-8", "replace")
+    return loads_exact(data) if may_hold_long_integer(data) else found
 
 
 def _json(value: Any) -> str:
-    from ampsctl.cli.output import json_text
+    from ampsctl.messages.json_codec import dumps_exact
 
-    return json_text(value)
+    return dumps_exact(value).decode("utf-8")
 
 
 def _plural(count: int, word: str) -> str:

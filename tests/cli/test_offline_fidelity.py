@@ -75,3 +75,14 @@ def test_xml_doctype_without_entities_and_character_references_still_work(tmp_pa
     base = _write(tmp_path, "base.xml", b"<!DOCTYPE Order><Order><id>1</id><a>&#65;&amp;</a></Order>")
     result = run_ampsctl("delta", "merge", base, _write(tmp_path, "delta.xml", b"<Order><b>2</b></Order>"), cwd=tmp_path)
     assert (result.code, result.stdout, result.stderr) == (0, "<Order><id>1</id><a>A&amp;</a><b>2</b></Order>\n", "")
+
+
+@pytest.mark.parametrize("number", LONG)
+def test_client_json_output_keeps_integers_beyond_64_bits(number: str) -> None:
+    # `client subscribe|sow --format json` parse each message's data to nest it in the line:
+    # orjson made 123456789012345678901234567890 a float (the text format prints the bytes).
+    from ampsctl.cli.client_cmd import _data, _json
+
+    line = _json({"c": "publish", "t": "orders", "data": _data(b'{"id":%s,"f":1.5}' % number.encode())})
+    assert line == '{"c":"publish","t":"orders","data":{"id":%s,"f":1.5}}' % number
+    assert _json({"data": _data(b"not json \xff")}) == '{"data":"not json \\ufffd"}'.encode().decode("unicode_escape")
