@@ -28,8 +28,9 @@ their binary JSONB format):
   GLOB on the payload's text, which costs far less than the JSON parse. Rows whose
   ``json_plain`` column (format 2, ``payloads.json_plain``) says neither can happen skip the
   GLOBs: the CAST and GLOBs were a quarter of SQLite's time on a scan.
-* Only plain names are translated (no ``@``, quotes, backslashes or GLOB characters); a path
-  through an array gives NULL in SQLite and therefore passes.
+* Only plain names are translated (no ``@``, quotes, backslashes, GLOB characters or lone
+  surrogates, which UTF-8 SQL text cannot hold); a path through an array gives NULL in SQLite
+  and therefore passes.
 A payload SQLite cannot parse raises "malformed JSON"; ``filequery`` then finishes the scan in
 Python from the last row it had (nothing is dropped on the way).
 """
@@ -70,8 +71,9 @@ class _JsonValues:
 
     def column(self, expr: ast.Field) -> str | None:
         path = field_key(expr)
-        if not path or any(not name or name[0] == "@" or _UNSAFE_NAME.intersection(name) for name in path):
-            return None
+        if not path or any(not name or name[0] == "@" or _UNSAFE_NAME.intersection(name) or not storable(name)
+                           for name in path):
+            return None  # storable: a lone surrogate ([/\udc80] from argv bytes) cannot be SQL text
         self.names.update(path)
         return f"coalesce(json_extract({_PAYLOAD}, '$" + "".join(f'."{name}"' for name in path) + "'), '')"
 
