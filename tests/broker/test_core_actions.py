@@ -125,7 +125,8 @@ def test_publisher_dropped_for_heartbeat_timeout_hands_its_topics_over(tmp_path:
     _subscribe(core, 2, "ctl", "c")
     assert [orjson.loads(b)["c"] for b in _control(_subscribe(core, 3, "/sym/A", "a"), 1, "ctl")] == ["pub-a"]
     send(core, 1, Heartbeat(action=HeartbeatAction.START, interval=1))
-    out = core.tick(NOW + 5 * MICROS)  # pub-a silent for 5 s with a 1 s interval: dropped
+    core.tick(NOW + MICROS)  # pub-a silent for an interval: a heartbeat it must answer
+    out = core.tick(NOW + 5 * MICROS)  # no answer for 4 s with a 1 s interval: dropped
     assert any(getattr(a, "reason", "") == "heartbeat timeout" for a in out)
     assert [orjson.loads(b) for b in _control(out, 2, "ctl")] == \
         [{"e": "assign", "t": "/sym/A", "c": "pub-b", "n": "connection-2", "s": ""}]

@@ -7,7 +7,7 @@ from core_helpers import NOW, frames_for, logged_on, make_core, send
 from ampsctl.broker.core import Close, CoreSettings, Log, Send
 from ampsctl.protocol.acks import Ack, AckType, Status
 from ampsctl.protocol.cmdoptions import HeartbeatAction
-from ampsctl.protocol.commands import Flush, Heartbeat, Logon, Subscribe
+from ampsctl.protocol.commands import Flush, Heartbeat, Logon, Publish, Subscribe
 from ampsctl.protocol.frames import Frame
 from ampsctl.protocol.messages import ServerHeartbeat
 
@@ -89,7 +89,8 @@ def test_heartbeat_sent_when_idle_and_silent_client_dropped() -> None:
     assert {a.conn for a in beats if isinstance(a, Send)} == {1, 2}
     assert all(isinstance(m, ServerHeartbeat) for m in frames_for(beats, 1))
     send(core, 2, Heartbeat(action=HeartbeatAction.BEAT), NOW + 2 * SECOND)  # 2 answers, 1 never does
-    out = core.tick(NOW + 2 * SECOND + 1)
+    assert not any(isinstance(a, Close) for a in core.tick(NOW + 3 * SECOND))  # 2 intervals after the heartbeat
+    out = core.tick(NOW + 3 * SECOND + 1)
     assert Close(1, "heartbeat timeout") in out and 1 not in core.sessions and 2 in core.sessions
     send(core, 2, Heartbeat(action=HeartbeatAction.STOP), NOW + 3 * SECOND)
     assert core.tick(NOW + 60 * SECOND) == []
@@ -98,3 +99,29 @@ def test_heartbeat_sent_when_idle_and_silent_client_dropped() -> None:
 def test_settings_users_are_read_only() -> None:
     settings = CoreSettings(users={"a": "b"})
     assert settings.users is not None and dict(settings.users) == {"a": "b"}
+
+
+def test_a_busy_subscriber_that_answers_heartbeats_is_kept() -> None:
+    """§4.4: a client is dropped when it does not answer a heartbeat within 2 × interval. A
+    subscriber that only answers heartbeats, on a connection the broker never leaves idle, was
+    never sent one and was dropped after 2 × interval without traffic from it."""
+    core = make_core()
+    logged_on(core, 1, "subscriber")
+    logged_on(core, 2, "publisher")
+    send(core, 1, Subscribe(cid="s", topic="orders"))
+    send(core, 1, Heartbeat(action=HeartbeatAction.START, interval=1))
+    for step in range(1, 13):  # 6 s: a message every half second, a tick every second
+        now = NOW + step * SECOND // 2
+        send(core, 2, Publish(topic="orders", data=b'{"id":%d}' % step), now)
+        if step % 2 == 0:
+            out = core.tick(now + 1)
+            assert not any(isinstance(action, Close) for action in out), step
+            beats = [m for m in frames_for(out, 1) if isinstance(m, ServerHeartbeat)]
+            if beats:  # a heartbeat asks for an answer: the subscriber's wire answers at once
+                send(core, 1, Heartbeat(action=HeartbeatAction.BEAT), now + 2)
+    assert 1 in core.sessions
+    silent = NOW + 7 * SECOND  # now it stops answering: one heartbeat more, then dropped 2 s after it
+    beats = frames_for(core.tick(silent), 1)
+    assert any(isinstance(m, ServerHeartbeat) for m in beats)
+    assert not any(isinstance(a, Close) for a in core.tick(silent + 2 * SECOND))
+    assert Close(1, "heartbeat timeout") in core.tick(silent + 2 * SECOND + 1)

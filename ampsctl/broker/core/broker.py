@@ -214,17 +214,29 @@ class BrokerCore:
     # ------------------------------------------------------------------ timer
 
     def tick(self, now: int) -> list[Action]:
-        """SOW expiry (OOF ``expired``) and heartbeats (§4.4); call it about once a second."""
+        """SOW expiry (OOF ``expired``) and heartbeats (§4.4); call it about once a second.
+
+        A heartbeat goes to a client the broker has sent nothing for an interval (traffic at least
+        every interval) and to one it has heard nothing from for an interval, even while it
+        streams to it (the client must answer, §4.4: a busy subscriber that only answers
+        heartbeats is never idle from the broker's side). A client that sends nothing within
+        ``heartbeat_grace`` intervals after such a heartbeat is dropped."""
         out = self._expiries(self.writes.sweep(now), now)
         for session in list(self.sessions.values()):
             interval = session.interval
             if interval is None:
                 continue
-            if now - session.last_in > self.settings.heartbeat_grace * interval:
+            probe = session.probe
+            if probe is not None and session.last_in >= probe:
+                probe = session.probe = None  # answered: any traffic counts
+            if probe is not None and now - probe > self.settings.heartbeat_grace * interval:
                 seconds = (now - session.last_in) / MICROS
                 out.append(Log(LogLevel.ERROR, f"{session.label}: no heartbeat for {seconds:.1f} s "
                                                f"(interval {interval // MICROS} s): disconnecting", session.conn))
                 out += self.drop(session.conn, "heartbeat timeout")
+            elif probe is None and now - session.last_in >= interval:
+                session.probe = now  # silent for an interval: a heartbeat it must answer, busy or not
+                out.append(Send(session.conn, _HEARTBEAT))
             elif now - session.last_out >= interval:
                 out.append(Send(session.conn, _HEARTBEAT))
         return self._touched(self._with_actions(out, now), now)

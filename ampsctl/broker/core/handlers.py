@@ -82,8 +82,9 @@ def heartbeat(core: BrokerCore, session: Session, cmd: Heartbeat, now: int) -> l
     """§4.4: ``start,N`` (re)starts the timer, ``stop`` ends it, ``beat`` only counts as traffic."""
     if cmd.action is HeartbeatAction.START and cmd.interval:
         session.interval = cmd.interval * MICROS
+        session.probe = None
     elif cmd.action is HeartbeatAction.STOP:
-        session.interval = None
+        session.interval = session.probe = None
     return _acks(session, cmd, AckType.PROCESSED)
 
 

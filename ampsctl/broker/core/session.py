@@ -8,8 +8,9 @@ A connection that lost its client name to a reconnect (§4.2) is removed from th
 the server's later ``disconnected`` call for it is a no-op.
 
 Heartbeats (§4.4): ``heartbeat start,N`` sets ``interval``; the core sends a heartbeat when it
-has sent nothing for ``interval`` and closes the connection when nothing arrived for
-``grace * interval``. Times are µs, always supplied by the caller.
+has sent nothing for ``interval``, and one that asks for an answer (``probe``) when nothing
+arrived for ``interval``; it closes the connection when nothing arrived within
+``grace * interval`` after that heartbeat. Times are µs, always supplied by the caller.
 
 Publisher memory (§4.2, §5.2): per client name, the highest publish sequence ``s`` seen and
 the bookmark of the last journaled publish, for duplicate detection and the logon ack. It is
@@ -47,6 +48,7 @@ class Session:
     interval: int | None = None  # heartbeat interval in µs; None = heartbeats off
     last_in: int = 0  # µs of the last command received
     last_out: int = 0  # µs of the last frame queued for this connection
+    probe: int | None = None  # µs a heartbeat was sent to a silent client that has not answered yet
     next_sub_id: int = 0  # for subscriptions that carry neither sub_id nor cid (seed 002)
 
     @property
