@@ -18,9 +18,10 @@ def terminal_text(text: str, *, lines: bool = False) -> str:
 
 
 def json_text(value: Any) -> str:
-    import orjson
+    """Compact JSON; integers beyond 64 bits (which orjson refuses) written exactly."""
+    from ampsctl.messages.json_codec import dumps_exact
 
-    return orjson.dumps(value).decode("utf-8")
+    return dumps_exact(value).decode("utf-8")
 
 
 def json_array(items: Iterable[str]) -> Iterator[str]:

@@ -122,7 +122,7 @@ def query_command(
     elif format is QueryFormat.csv:
         _csv(rows, result.payloads, paths)
     else:
-        objects = (record_object(row.record, row.doc, result.payloads) for row in rows)
+        objects = (record_object(row.record, row.doc, result.payloads, paths) for row in rows)
         write_lines(json_array(map(json_text, objects)) if format is QueryFormat.json else map(json_text, objects))
 
 
@@ -143,7 +143,7 @@ def _spark_query(file: str, query: Any, master: str | None, conf: list[str] | No
     elif format is QueryFormat.csv:
         _csv(rows, result.payloads, paths)
     else:
-        objects = (record_object(row.record, row.doc, result.payloads) for row in rows)
+        objects = (record_object(row.record, row.doc, result.payloads, paths) for row in rows)
         write_lines(json_array(map(json_text, objects)) if format is QueryFormat.json else map(json_text, objects))
 
 
@@ -220,8 +220,8 @@ def progress_bar(total: int, what: str) -> Iterator[Callable[[int], None]]:
         yield lambda done: progress.update(task, completed=done)
 
 
-def record_object(record: SowRecord, doc: Any, payloads: Payloads) -> dict[str, Any]:
-    """A record as the json/jsonl/csv outputs show it."""
+def record_object(record: SowRecord, doc: Any, payloads: Payloads, paths: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """A record as the json/jsonl/csv outputs show it (``paths``: the --select that reduced ``doc``)."""
     from ampsctl.journal.bookmarks import format_timestamp
 
     return {
@@ -231,7 +231,7 @@ def record_object(record: SowRecord, doc: Any, payloads: Payloads) -> dict[str, 
         "timestamp": format_timestamp(record.timestamp),
         "expiration": record.expiration,
         "expires_at": format_timestamp(record.expires_at) if record.expires_at is not None else None,
-        "message": _message(record, doc, payloads),
+        "message": _message(record, doc, payloads, paths),
     }
 
 
@@ -277,14 +277,14 @@ def _time(option: str, text: str | None) -> int | None:
         raise UsageError(f"{option}: {exc.message}", hint=exc.hint) from None
 
 
-def _message(record: SowRecord, doc: Any, payloads: Payloads) -> Any:
+def _message(record: SowRecord, doc: Any, payloads: Payloads, paths: tuple[str, ...] | None = None) -> Any:
     if payloads.message_type == "json":
         if doc is not None:
-            return doc
+            return _exact(record, doc, payloads, paths)
         from ampsctl.errors import InputError
 
         try:
-            return payloads.parse(record.payload)
+            return _exact(record, payloads.parse(record.payload), payloads, None)
         except InputError as exc:  # the CRC matched: the file was written with it (not by ampsctl's SOW)
             raise InputError(f"the message of record {record.key!r} (topic {record.topic!r}) is not a JSON object: "
                              f"{exc.message}", code="SOW_MESSAGE",
@@ -292,6 +292,17 @@ def _message(record: SowRecord, doc: Any, payloads: Payloads) -> Any:
                              "journal (`ampsctl journal compact`)") from None
     raw = record.payload if doc is None else payloads.serialize(doc)
     return raw.decode("utf-8", "backslashreplace")
+
+
+def _exact(record: SowRecord, doc: Any, payloads: Payloads, paths: tuple[str, ...] | None) -> Any:
+    """``doc``, or for a JSON message that may hold an integer beyond 64 bits (orjson read it as a
+    float, losing digits) the stored payload read again exactly, reduced to ``paths`` as ``doc`` was."""
+    from ampsctl.messages.json_codec import loads_exact, may_hold_long_integer
+
+    if payloads.message_type != "json" or doc is None or not may_hold_long_integer(record.payload):
+        return doc
+    exact = loads_exact(record.payload)  # orjson has read it: the document is the same but for those integers
+    return payloads.select(exact, list(paths)) if paths else exact
 
 
 def _shown(text: str) -> str:
@@ -346,7 +357,8 @@ def _table(rows: list[Row], payloads: Payloads, pattern: bool, paths: tuple[str,
     for row in rows:
         cells = [_shown(row.record.key)] + ([_shown(row.record.topic)] if pattern else [])
         if paths:
-            cells += [_shown(_cell(_field_value(payloads, row.doc, path))) for path in paths]
+            doc = _exact(row.record, row.doc, payloads, paths)
+            cells += [_shown(_cell(_field_value(payloads, doc, path))) for path in paths]
         else:
             message = _message(row.record, row.doc, payloads)
             cells.append(_shown(message if isinstance(message, str) else json_text(message)))
@@ -376,10 +388,11 @@ def _csv(rows: list[Row], payloads: Payloads, paths: tuple[str, ...] | None) -> 
 
     write(["sow_key", "topic", "sequence", "timestamp", *(paths or ("message",))])
     for row in rows:
-        shown = record_object(row.record, row.doc, payloads)
+        shown = record_object(row.record, row.doc, payloads, paths)
         cells = [shown["sow_key"], shown["topic"], shown["sequence"], shown["timestamp"]]
         if paths:
-            cells += [_cell(_field_value(payloads, row.doc, path)) for path in paths]
+            doc = _exact(row.record, row.doc, payloads, paths)
+            cells += [_cell(_field_value(payloads, doc, path)) for path in paths]
         else:
             message = shown["message"]
             cells.append(message if isinstance(message, str) else json_text(message))
