@@ -56,7 +56,15 @@ def _name() -> Any:
 
 
 def _timeout() -> Any:
-    return typer.Option(10.0, "--connect-timeout", min=0.001, metavar="SECONDS", help="Give up connecting and logging on after this long (exit 4).")
+    return typer.Option(10.0, "--connect-timeout", min=0.001, metavar="SECONDS", callback=seconds_not_nan,
+                        help="Give up connecting and logging on after this long (exit 4).")
+
+
+def seconds_not_nan(value: float | None) -> float | None:
+    """The option's value; nan is a usage error (it passes click's range check, then no timer works)."""
+    if value is not None and value != value:
+        raise typer.BadParameter("nan is not a number of seconds (inf waits for ever)")
+    return value
 
 
 def _format() -> Any:
@@ -129,7 +137,8 @@ def subscribe_command(
     options: str | None = typer.Option(None, "--options", "-o", metavar="OPTIONS", help="Subscription options, e.g. 'no_sowkey,timestamp'."),
     sub_id: str | None = typer.Option(None, "--sub-id", metavar="ID", help="Subscription id."),
     count: int | None = typer.Option(None, "--count", min=1, metavar="N", help="Stop after N messages."),
-    timeout: float | None = typer.Option(None, "--timeout", min=0, metavar="SECONDS", help="Stop after this long (exit 1 if --count was not reached)."),
+    timeout: float | None = typer.Option(None, "--timeout", min=0, metavar="SECONDS", callback=seconds_not_nan,
+                                         help="Stop after this long (exit 1 if --count was not reached)."),
     name: str | None = _name(),
     connect_timeout: float = _timeout(),
     format: Format = _format(),

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import typer
 
 from ampsctl.cli import pipeline_cli
+from ampsctl.cli.client_cmd import seconds_not_nan as _seconds_not_nan
 from ampsctl.cli.output import json_array, json_text, write_lines
 
 from ampsctl.errors import AmpsctlError, ExitCode, InputError, UsageError
@@ -304,7 +305,8 @@ def replay_command(
     topic: str | None = typer.Option(None, "--topic", metavar="REGEX", help="Only topics this regular expression finds (unanchored)."),
     name: str | None = typer.Option(None, "--name", "-n", help="Client name; default ampsctl-replay-HOST-PID."),
     window: int = typer.Option(1000, "--window", min=1, help="Most records sent and not yet acknowledged."),
-    connect_timeout: float = typer.Option(10.0, "--connect-timeout", min=0.001, metavar="SECONDS", help="Give up connecting after this long (exit 4)."),
+    connect_timeout: float = typer.Option(10.0, "--connect-timeout", min=0.001, metavar="SECONDS", callback=_seconds_not_nan,
+                                          help="Give up connecting after this long (exit 4)."),
     format: ReportFormat = typer.Option(ReportFormat.text, "--format", "-f", help="Summary format."),
 ) -> None:
     """Republish a journal's records to a broker, paced like the original.
