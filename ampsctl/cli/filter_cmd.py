@@ -112,7 +112,8 @@ def test_command(
         _write(_dumps(_error_object(exc)) if as_json else _error_text(exc, prefix="ampsctl: error: "), err=not as_json)
         raise typer.Exit(ExitCode.INVALID_INPUT) from None
 
-    source, messages = _open_messages(data, max_message_size * MB)
+    # A limit beyond what readline() takes (sys.maxsize) is no limit at all: it was an OverflowError.
+    source, messages = _open_messages(data, min(max_message_size * MB, sys.maxsize - 1))
     numbered = source != "--data"  # an inline message needs no line number
     seen = matched = bad = 0
     for line, raw, problem in messages:

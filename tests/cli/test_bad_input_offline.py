@@ -25,3 +25,10 @@ def test_nan_seconds_are_a_usage_error(tmp_path: Path, args: tuple[str, ...]) ->
     assert result.code == 2, result.output
     assert "nan is not a number of seconds" in result.stderr and "Traceback" not in result.stderr
 
+
+
+def test_a_huge_max_message_size_is_no_limit_not_an_overflow(tmp_path: Path) -> None:
+    (tmp_path / "m.jsonl").write_text('{"a":1}\n')
+    for size in ("99999999999999999999", "8796093022208"):  # beyond what readline() takes, in bytes
+        result = run_ampsctl("filter", "test", "/a = 1", "--data", "@m.jsonl", "--max-message-size", size, cwd=tmp_path)
+        assert (result.code, result.stdout, result.stderr) == (0, "1: true\n", "")
