@@ -40,7 +40,7 @@ from ampsctl.sow.sowfile import FORMAT_VERSION, SowFile, meta_crc
 from ampsctl.sow.stats import file_stats
 from ampsctl.sow.store import TopicGroup
 from sow_helpers import T0, spec
-from test_sow_jsonfilter import FILTERS, RAW, _check, _file
+from test_sow_jsonfilter import FILTERS, RAW, _check, _file, parts  # noqa: F401 (parts: a fixture)
 
 
 @pytest.mark.parametrize(("payload", "plain"), [
@@ -390,6 +390,13 @@ def test_hand_picked_plain_payloads(tmp_path: Path, argument: str, monkeypatch: 
     path = _file(tmp_path, payloads)
     monkeypatch.setattr(jsonfilter, "_PAYLOAD", argument)
     _check(path, payloads, PLAIN_FILTERS + FILTERS)
+
+
+def test_hand_picked_plain_payloads_in_parts(tmp_path: Path, parts: list[int]) -> None:
+    """The helper processes of a large scan run the same SQL on their own connections."""
+    payloads = PLAIN_RAW + RAW
+    _check(_file(tmp_path, payloads), payloads, PLAIN_FILTERS[::4])
+    assert parts and sum(parts) > 0
 
 
 def test_a_name_sql_text_cannot_hold_stays_in_python(tmp_path: Path) -> None:
