@@ -178,6 +178,7 @@ class Client:
         subscription's ``completed()`` waits for the end of the replay.
         """
         sub_id = sub_id or self.next_id()
+        in_use = sub_id in self.wire.subscriptions  # a replace, or a refusal to come: not this call's to drop
         queue = self.wire.subscription_queue(sub_id)
         kind = DeltaSubscribe if delta else Subscribe
         acks = {AckType.PROCESSED} | ({AckType.COMPLETED} if bookmark is not None else set())
@@ -195,7 +196,8 @@ class Client:
                 if message.ack_type is AckType.PROCESSED:
                     break
         except BaseException:
-            self.wire.subscriptions.pop(sub_id, None)
+            if not in_use:
+                self.wire.subscriptions.pop(sub_id, None)
             self.wire.exchanges.pop(sub_id, None)
             raise
         if bookmark is None:
@@ -217,6 +219,7 @@ class Client:
                                 sub_id: str | None = None, delta: bool = False) -> tuple[SowResult, ClientSubscription]:
         """The query result, and the subscription that continues it (nothing lost or repeated)."""
         sub_id = sub_id or self.next_id()
+        in_use = sub_id in self.wire.subscriptions  # as in subscribe
         queue = self.wire.subscription_queue(sub_id)
         kind = SowAndDeltaSubscribe if delta else SowAndSubscribe
         command = kind(cid=sub_id, acks=_QUERY_ACKS, topic=topic, query_id=sub_id, sub_id=sub_id, filter=filter,
@@ -224,7 +227,8 @@ class Client:
         try:
             replies = await self._run(command, sub_id, until=AckType.STATS)
         except CommandFailed:
-            self.wire.subscriptions.pop(sub_id, None)
+            if not in_use:
+                self.wire.subscriptions.pop(sub_id, None)
             raise
         return _result(replies), ClientSubscription(self, sub_id, queue)
 

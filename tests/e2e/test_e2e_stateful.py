@@ -250,3 +250,21 @@ def test_sow_delete_acks_come_in_the_documented_order_when_persisted_waits_for_t
             assert replies[-1].records_deleted == expected
 
     broker_run(scenario)
+
+
+def test_a_subscribe_refused_for_an_id_in_use_leaves_that_subscription_to_the_client(broker_run) -> None:
+    """Client library: a refused subscribe (or sow_and_subscribe) forgot the message queue of its
+    sub_id, which belonged to the live subscription of that id: its messages were dropped."""
+
+    async def scenario(uri: str, _: Path) -> None:
+        publisher, client = await connect(uri, "pub"), await connect(uri, "sub")
+        sub = await w(client.subscribe("orders", sub_id="s"))
+        with pytest.raises(CommandFailed) as failed:
+            await w(client.subscribe("orders", sub_id="s"))
+        assert failed.value.reason == "subscription already exists"
+        with pytest.raises(CommandFailed):
+            await w(client.sow_and_subscribe("orders", sub_id="s"))
+        await w(publisher.publish("orders", b'{"id":1}', ack="processed"))
+        assert json_body(await w(sub.next())) == {"id": 1}
+
+    broker_run(scenario)
