@@ -32,3 +32,11 @@ def test_a_huge_max_message_size_is_no_limit_not_an_overflow(tmp_path: Path) -> 
     for size in ("99999999999999999999", "8796093022208"):  # beyond what readline() takes, in bytes
         result = run_ampsctl("filter", "test", "/a = 1", "--data", "@m.jsonl", "--max-message-size", size, cwd=tmp_path)
         assert (result.code, result.stdout, result.stderr) == (0, "1: true\n", "")
+
+
+def test_an_expiration_beyond_64_bits_is_a_usage_error(tmp_path: Path) -> None:
+    # It reached the frame encoder: internal error (TypeError: Integer exceeds 64-bit range).
+    result = run_ampsctl("client", "publish", URI, "-t", "x", "--data", "{}", "--expiration", "18446744073709551616", cwd=tmp_path)
+    assert result.code == 2 and "--expiration" in result.stderr and "Traceback" not in result.stderr
+    result = run_ampsctl("client", "publish", URI, "-t", "x", "--data", "{}", "--expiration", "18446744073709551615", cwd=tmp_path)
+    assert result.code == 4  # in range: the broker decides (nothing listens here)
