@@ -29,6 +29,7 @@ from lxml import etree
 from ampsctl.config.findings import Finding, Severity
 from ampsctl.config.source import SourceText
 from ampsctl.config.xmltext import (
+    SEARCH_LINES,
     Mark,
     MarkKind,
     blank_declaration,
@@ -44,6 +45,10 @@ from ampsctl.units import parse_bytes
 MAX_FILE_BYTES = 64 * 1024 * 1024
 DEFAULT_EXPANDED_LIMIT = 5_000_000  # AMPS's default ConfigCycleDetectionThreshold
 MAX_INCLUDE_DEPTH = 64
+# The quick position lookup gives up (for one full scan of the file) on a line holding more
+# than this many nodes or characters: a config written on one line would make it quadratic.
+_QUICK_NODES = 256
+_QUICK_CHARS = 65_536  # in the lines find_mark searches
 ASSUMED_AMPS_VERSION = "5.3.5.0"
 _WRAPPER = "ampsctl-include"
 _TRUE = {"true", "True", "TRUE", "enabled", "1", "yes"}
@@ -152,7 +157,9 @@ class LoadedConfig:
         if not line or kind is None:
             return None
         later = 0  # nodes of the same kind and name whose start tag ends on the same line
-        for other in _following(node):
+        for seen, other in enumerate(_following(node)):
+            if seen >= _QUICK_NODES:
+                return None  # a crowded line: one full scan beats a long walk per lookup
             if other.sourceline is None:
                 continue
             if other.sourceline > line:
@@ -161,6 +168,8 @@ class LoadedConfig:
                 later += 1
         if source.starts is None:
             source.starts = line_starts(source.parse_text)
+        if line <= len(source.starts) and _line_end(source, line) - source.starts[max(0, line - 1 - SEARCH_LINES)] > _QUICK_CHARS:
+            return None  # long lines: searching them for every lookup would be quadratic
         return find_mark(source.parse_text, source.starts, kind, written_name(node) if kind is MarkKind.ELEMENT else "", line, later)
 
     def _source_of(self, node: etree._Element) -> _Source:
@@ -171,6 +180,12 @@ class LoadedConfig:
                 return owner
             current = current.getparent()
         return self._sources[0]
+
+
+def _line_end(source: _Source, line: int) -> int:
+    starts = source.starts
+    assert starts is not None
+    return starts[line] if line < len(starts) else len(source.parse_text)
 
 
 def load_config(

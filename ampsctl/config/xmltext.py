@@ -136,7 +136,7 @@ def entity_declaration(text: str) -> int | None:
 
 
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
-_SEARCH_LINES = 60  # a start tag spanning more lines than this falls back to a full scan
+SEARCH_LINES = 60  # a start tag spanning more lines than this falls back to a full scan
 
 
 @lru_cache(maxsize=1024)
@@ -156,7 +156,7 @@ def find_mark(text: str, starts: list[int], kind: MarkKind, name: str, end_line:
     line_start = starts[end_line - 1]
     line_end = starts[end_line] if end_line < len(starts) else len(text)
     pattern = _COMMENT if kind is MarkKind.COMMENT else _start_tag(name)
-    window = starts[max(0, end_line - 1 - _SEARCH_LINES)]
+    window = starts[max(0, end_line - 1 - SEARCH_LINES)]
     ending_here = [m for m in pattern.finditer(text, window, line_end) if m.end() - 1 >= line_start]
     if later >= len(ending_here):
         return None

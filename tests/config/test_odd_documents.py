@@ -48,3 +48,20 @@ def test_a_root_element_in_a_namespace(tmp_path):
     assert caught.value.message == "the root element is <AMPSConfig> in the XML namespace 'urn:x', not <AMPSConfig>"
     assert (caught.value.location.line, caught.value.location.col) == (1, 1)
     assert "remove the xmlns declaration" in (caught.value.hint or "")
+
+
+def test_a_config_on_one_line_with_many_findings_is_not_quadratic(tmp_path):
+    import time
+
+    topic = "<Topic><Name>t{}</Name><MessageType>json</MessageType></Topic>"  # SOWT-004 each
+    body = "".join(topic.format(i) for i in range(8000))
+    path = tmp_path / "amps.xml"
+    prefix = "<AMPSConfig><Name>n</Name><SOW>"
+    path.write_text(f"{prefix}{body}</SOW></AMPSConfig>", encoding="utf-8")
+    started = time.monotonic()
+    report = lint_paths([str(path)], LintOptions(env={}, jobs=1))
+    elapsed = time.monotonic() - started
+    found = [f for f in report.findings if f.code == "SOWT-004"]
+    assert len(found) == 8000
+    assert (found[1].location.line, found[1].location.col) == (1, len(prefix) + len(topic.format(0)) + 1)
+    assert elapsed < 10, f"{elapsed:.1f} s: each position lookup searched the whole line again"
