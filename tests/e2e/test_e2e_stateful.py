@@ -201,6 +201,9 @@ def test_a_bookmark_subscription_refused_as_not_found_feeds_no_action(broker_run
         assert failed.value.reason == "invalid bookmark"
         await w(subscriber.subscribe("/symbols/MSFT", sub_id="plain"))
         assert _event(await w(events.next())) == ("assign", "/symbols/MSFT")  # nothing about AAPL before it
+        with pytest.raises(CommandFailed):  # a refused replace: MSFT stays subscribed, nothing is announced
+            await w(subscriber.subscribe("/symbols/AAPL", bookmark="1|999|", sub_id="plain",
+                                         options="replace,bookmark_not_found=fail"))
         replay = await w(subscriber.subscribe("/symbols/AAPL", bookmark="0", options="bookmark_not_found=fail",
                                               sub_id="found"))
         assert _event(await w(events.next())) == ("assign", "/symbols/AAPL")
@@ -248,6 +251,25 @@ def test_sow_delete_acks_come_in_the_documented_order_when_persisted_waits_for_t
             assert [reply.ack_type.value for reply in replies] == [
                 "received", "processed", "persisted", "completed", "stats"]
             assert replies[-1].records_deleted == expected
+
+    broker_run(scenario)
+
+
+def test_a_refused_replace_keeps_the_subscription_it_would_have_replaced(broker_run) -> None:
+    """A ``replace`` by a bookmark subscription with ``bookmark_not_found=fail`` whose bookmark is
+    not in the journal is refused, and a refused command changes nothing: the subscription it
+    named goes on. It had been removed already when the refusal came."""
+
+    async def scenario(uri: str, _: Path) -> None:
+        publisher, client = await connect(uri, "pub"), await connect(uri, "sub")
+        sub = await w(client.subscribe("trades", filter="/id > 0", sub_id="s"))
+        with pytest.raises(CommandFailed) as failed:
+            await w(client.subscribe("trades", bookmark="1|999|", options="replace,bookmark_not_found=fail",
+                                     sub_id="s"))
+        assert failed.value.reason == "invalid bookmark"
+        await w(publisher.publish("trades", b'{"id":0}', ack="processed"))
+        await w(publisher.publish("trades", b'{"id":1}', ack="processed"))
+        assert json_body(await w(sub.next())) == {"id": 1}  # the old filter still applies
 
     broker_run(scenario)
 

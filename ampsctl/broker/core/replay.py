@@ -130,7 +130,7 @@ def resolved(core: BrokerCore, ticket: ReplayTicket, found: int | None, now: int
     if found is None:
         policy = state.not_found
         if policy == "fail":
-            core.subs.remove(ticket.conn, ticket.sub_id)
+            core.subs.restore(ticket.subscription)  # out, and a subscription it replaced back in
             if state.failure:
                 out.append(Send(ticket.conn, state.failure))
             out.append(Log(LogLevel.WARNING, f"{label}: bookmark {state.bookmark!r} is not in the journal "

@@ -14,7 +14,8 @@ Invariants of ``SubscriptionIndex``:
   goes, and is bounded (topics are client-chosen strings);
 * the observer hears of a subscription's addition and removal only while it is ``announced``: a
   bookmark subscription that may still be refused (``bookmark_not_found=fail``) is announced
-  once its start is found, so a refused one is never heard of.
+  once its start is found, so a refused one is never heard of; the subscription it replaces
+  leaves unheard of too, and comes back (``restore``) when it is refused.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class Subscription:
     replay: ReplayState | None = None  # set while a bookmark subscription replays the journal (replay.py)
     conflation: Conflator | None = None  # the conflation option (conflation.py)
     announced: bool = True  # told to the observer; False while a bookmark_not_found=fail replay looks for its start
+    replacing: Subscription | None = None  # while unannounced: the subscription it replaced (SubscriptionIndex.add)
 
     @classmethod
     def build(cls, *, conn: int, sub_id: str, topic: str, filter: str | None, predicate: Predicate | None,
@@ -130,8 +132,44 @@ class SubscriptionIndex:
         return iter(list(self.by_conn.get(conn, {}).values()))
 
     def add(self, sub: Subscription) -> None:
-        """Add ``sub``, replacing a subscription with the same (conn, sub_id) (the replace option)."""
-        self.remove(sub.conn, sub.sub_id)
+        """Add ``sub``, replacing a subscription with the same (conn, sub_id) (the replace option).
+
+        An unannounced ``sub`` keeps the one it replaces in ``replacing``, unannounced gone too:
+        ``announce`` reports both changes, ``restore`` puts it back as if nothing happened."""
+        old = self._detach(sub.conn, sub.sub_id)
+        if old is not None:
+            if sub.announced:
+                self._tell(False, old)
+            else:
+                sub.replacing = old
+        self._attach(sub)
+        if sub.announced:
+            self._tell(True, sub)
+
+    def announce(self, sub: Subscription) -> None:
+        """Tell the observer about ``sub``, added unannounced (``announced`` False) before, and
+        about the removal of the subscription it replaced."""
+        if not sub.announced:
+            sub.announced = True
+            old, sub.replacing = sub.replacing, None
+            if old is not None:
+                self._tell(False, old)
+            self._tell(True, sub)
+
+    def restore(self, sub: Subscription) -> None:
+        """Take back an unannounced ``sub`` (refused) and put back the one it replaced; the
+        observer hears of neither."""
+        if not sub.announced and self.get(sub.conn, sub.sub_id) is sub:
+            self._detach(sub.conn, sub.sub_id)
+            old, sub.replacing = sub.replacing, None
+            if old is not None:
+                self._attach(old)
+
+    def _tell(self, added: bool, sub: Subscription) -> None:
+        if self.observer is not None and sub.announced:
+            self.observer(added, sub)
+
+    def _attach(self, sub: Subscription) -> None:
         self.by_conn.setdefault(sub.conn, {})[sub.sub_id] = sub
         key = (sub.conn, sub.sub_id)
         if sub.pattern is None:
@@ -139,17 +177,14 @@ class SubscriptionIndex:
         else:
             self.patterns[key] = sub
             self._pattern_hits.clear()
-        if self.observer is not None and sub.announced:
-            self.observer(True, sub)
-
-    def announce(self, sub: Subscription) -> None:
-        """Tell the observer about ``sub``, added unannounced (``announced`` False) before."""
-        if not sub.announced:
-            sub.announced = True
-            if self.observer is not None:
-                self.observer(True, sub)
 
     def remove(self, conn: int, sub_id: str) -> Subscription | None:
+        sub = self._detach(conn, sub_id)
+        if sub is not None:
+            self._tell(False, sub)
+        return sub
+
+    def _detach(self, conn: int, sub_id: str) -> Subscription | None:
         subs = self.by_conn.get(conn)
         sub = subs.pop(sub_id, None) if subs is not None else None
         if sub is None:
@@ -165,8 +200,6 @@ class SubscriptionIndex:
         else:
             del self.patterns[key]
             self._pattern_hits.clear()
-        if self.observer is not None and sub.announced:
-            self.observer(False, sub)
         return sub
 
     def remove_conn(self, conn: int) -> list[Subscription]:
