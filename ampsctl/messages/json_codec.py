@@ -211,7 +211,7 @@ class _Diff:
                     out[key] = value
                 continue
             whole, below = self._selected(path)
-            if not below:
+            if not below and path not in self.key_prefixes:  # an unselected object still carries its key fields
                 continue
             before = old.get(key, _MISSING) if old_is_object else _MISSING
             if type(value) is dict and (

@@ -182,10 +182,12 @@ def _merge_into(target: etree._Element, delta: etree._Element, *, root: bool = F
 class _Diff:
     """One diff's settings; ``element`` returns (delta element or None, whether a data field changed)."""
 
-    __slots__ = ("keys", "send_keys", "select")
+    __slots__ = ("keys", "key_prefixes", "send_keys", "select")
 
     def __init__(self, keys: frozenset[_Path], send_keys: bool, select: tuple[_Path, ...] | None) -> None:
         self.keys = keys
+        # Proper prefixes of key paths: elements that hold a nested key field (/o/a/b, /o/a/@k).
+        self.key_prefixes = frozenset(path[:n] for path in keys for n in range(1, len(path))) if send_keys else frozenset()
         self.send_keys = send_keys
         self.select = select
 
@@ -224,7 +226,7 @@ class _Diff:
                     out.extend(_detached(n) for n in news)
                 continue
             whole, below = self._selected(child_path)
-            if not below:
+            if not below and child_path not in self.key_prefixes:  # an unselected object still carries its key fields
                 continue
             if len(news) == 1 and _elements(news[0]) and (len(olds) == 1 or not whole or old is None):
                 # An object: diff leaf by leaf (D7) against the old one, if it was a single element.

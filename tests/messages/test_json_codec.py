@@ -225,3 +225,19 @@ def test_split_path_rejects_malformed_paths(text: str) -> None:
     with pytest.raises(InputError) as caught:
         split_path(text)
     assert caught.value.code == "PATH"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "keys", "select", "expected"),
+    [
+        # A key field goes out with send_keys whether or not the select list names it, nested or not
+        # (a nested one was dropped with its unselected parent, so the delta named no record).
+        ({"id": 1, "a": {"b": 1, "z": 1}, "c": 1}, {"id": 1, "a": {"b": 1, "z": 2}, "c": 2}, ["/a/b"], ["/c"], {"a": {"b": 1}, "c": 2}),
+        ({"id": 1, "c": 1}, {"id": 1, "c": 2}, ["/id"], ["/c"], {"id": 1, "c": 2}),
+        ({"o": {"k": {"id": 7}}, "c": 1}, {"o": {"k": {"id": 7}}, "c": 2}, ["/o/k/id"], ["/c"], {"o": {"k": {"id": 7}}, "c": 2}),
+    ],
+)
+def test_diff_sends_nested_key_fields_outside_the_select_list(old, new, keys, select, expected) -> None:
+    assert JSON.diff(old, new, keys, select=select) == expected
+    assert JSON.diff(old, new, keys, select=select, send_keys=False) == {"c": 2}
+    assert JSON.diff(old, {**new, "c": 1}, keys, select=select, no_empties=True) is None

@@ -192,3 +192,13 @@ def test_merging_the_diff_rebuilds_the_new_state(old: XmlDocument, delta: XmlDoc
     keys = ["/r/@x"] if old.root.get("x") is not None and old.root.get("x") == new.root.get("x") else []
     diffed = XML.diff(old, new, keys, send_keys=send_keys, no_empties=no_empties)
     assert XML.merge(old, diffed) == new if diffed is not None else old == new
+
+
+def test_diff_sends_nested_key_fields_outside_the_select_list() -> None:
+    # As with JSON: a nested key was dropped with its unselected parent element.
+    old, new = doc("<o><a><b>1</b><z>1</z></a><c>1</c></o>"), doc("<o><a><b>1</b><z>2</z></a><c>2</c></o>")
+    assert text(XML.diff(old, new, ["/o/a/b"], select=["/o/c"])) == "<o><a><b>1</b></a><c>2</c></o>"
+    assert text(XML.diff(old, new, ["/o/a/b"], select=["/o/c"], send_keys=False)) == "<o><c>2</c></o>"
+    assert text(XML.diff(old, new, ["/o/a/@k"], select=["/o/c"])) == "<o><c>2</c></o>"  # absent key: nothing to send
+    keyed = doc('<o><a k="7"><z>1</z></a><c>2</c></o>')
+    assert text(XML.diff(keyed, keyed, ["/o/a/@k"], select=["/o/c"])) == '<o><a k="7"/></o>'
