@@ -290,3 +290,23 @@ def test_a_subscribe_refused_for_an_id_in_use_leaves_that_subscription_to_the_cl
         assert json_body(await w(sub.next())) == {"id": 1}
 
     broker_run(scenario)
+
+
+def test_a_delete_whose_filter_fails_on_a_later_topic_is_refused_whole(broker_run) -> None:
+    """A pattern sow_delete by filter is one write per topic. A LIKE that ran past its timeout on
+    the second topic's records was refused after the first topic's delete was numbered: the
+    broker stopped on the journal sequence mismatch. Now every topic is evaluated first, and the
+    refusal says ``bad filter`` as a query's does (it said ``invalid message``)."""
+
+    async def scenario(uri: str, _: Path) -> None:
+        client = await connect(uri, "c")
+        await w(client.publish("orders", b'{"id":1,"s":"x"}', ack="processed"))
+        await w(client.publish("desk_x", b'{"id":1,"s":"%s"}' % (b"a" * 40 + b"b"), ack="processed"))
+        for topic in ("^(orders|desk_x)$", "desk_x"):
+            with pytest.raises(CommandFailed) as failed:
+                await w(client.sow_delete(topic, filter="/s LIKE '(a|aa)+$' OR /id = 1"))
+            assert failed.value.reason == "bad filter"
+        await w(client.publish("orders", b'{"id":2}', ack="persisted"))  # the broker goes on
+        assert _ids((await w(client.sow("orders"))).records) == [1, 2]
+
+    broker_run(scenario)

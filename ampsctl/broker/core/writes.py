@@ -141,7 +141,8 @@ class Writes:
             return self.store.apply(record)
         except AmpsctlError as exc:
             self.store.last_sequence = before  # invariant 2
-            reason = Reason.INVALID_SOW_KEY if "SOWKEY" in exc.code else INVALID_MESSAGE
+            reason = (Reason.INVALID_SOW_KEY if "SOWKEY" in exc.code
+                      else Reason.BAD_FILTER if exc.code.startswith("FILTER") else INVALID_MESSAGE)
             raise Refused(reason, f"topic {record.topic!r}: {_plain(exc.message)}") from None
 
 
