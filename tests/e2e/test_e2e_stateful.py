@@ -310,3 +310,15 @@ def test_a_delete_whose_filter_fails_on_a_later_topic_is_refused_whole(broker_ru
         assert _ids((await w(client.sow("orders"))).records) == [1, 2]
 
     broker_run(scenario)
+
+
+def test_flush_acks_come_in_the_documented_order_when_persisted_waits_for_the_journal(broker_run) -> None:
+    """As for sow_delete: a flush's completed ack overtook its persisted ack held for the commit."""
+
+    async def scenario(uri: str, _: Path) -> None:
+        client = await connect(uri, "c")
+        await client.publish("orders", b'{"id":1}')  # no ack: the flush's persisted ack waits for its commit
+        replies = await w(client.request({"c": "flush", "a": "completed,persisted,processed"}, until="completed"))
+        assert [reply.ack_type.value for reply in replies] == ["processed", "persisted", "completed"]
+
+    broker_run(scenario)

@@ -104,10 +104,11 @@ def flush(core: BrokerCore, session: Session, cmd: Flush, now: int) -> list[Acti
     out: list[Action] = []
     if cmd.wants(AckType.PROCESSED):
         out.append(Send(session.conn, cmd.ack(AckType.PROCESSED).encode()))
-    if cmd.wants(AckType.PERSISTED):
-        out.append(core.durable(session.conn, cmd.ack(AckType.PERSISTED).encode()))
-    if cmd.wants(AckType.COMPLETED):
-        out.append(Send(session.conn, cmd.ack(AckType.COMPLETED).encode()))
+    completed = cmd.ack(AckType.COMPLETED).encode() if cmd.wants(AckType.COMPLETED) else b""
+    if cmd.wants(AckType.PERSISTED):  # completed comes after it (ACK_ORDER), so it waits for the journal too
+        out.append(core.durable(session.conn, cmd.ack(AckType.PERSISTED).encode() + completed))
+    elif completed:
+        out.append(Send(session.conn, completed))
     return out
 
 
