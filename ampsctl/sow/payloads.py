@@ -120,8 +120,9 @@ def json_plain(payload: bytes) -> int:
     object (SQLite reads the first, orjson the last), so 1 means: no backslash, and as many names
     as the parsed document has keys. The scan pre-filter (``jsonfilter``) skips its text guards
     for such rows. About 0.9 µs a record (orjson there and back, so a document nested deeper than
-    the 254 levels orjson writes is 0); 0 is always safe. ``sow stats --verify`` recomputes it:
-    the rule is part of the file format (docs/formats.md)."""
+    the 254 levels orjson writes is 0); 0 is always safe. ``sow stats --verify`` refuses a stored
+    1 this does not give (docs/formats.md)."""
+    payload = bytes(payload)  # a memoryview has no split, and ``in`` would compare whole items
     if b"\\" in payload:
         return 0
     try:

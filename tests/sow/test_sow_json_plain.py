@@ -87,9 +87,29 @@ def test_a_forged_mark_changes_answers_and_verify_finds_it(tmp_path: Path) -> No
         connection.execute("UPDATE records SET json_plain = 1 WHERE CAST(payload AS TEXT) GLOB '*\"id\":100,*'")
     with SowFile.open(path) as sow:
         assert 100 not in [row.doc["id"] for row in query_file(sow, Query(filter="/c = 999")).rows]
-        with pytest.raises(SowFileError, match="index columns of record .* do not match") as caught:
+        with pytest.raises(SowFileError, match="json_plain mark of record .* does not match") as caught:
             file_stats(sow, verify=True)
     assert caught.value.damaged
+
+
+@pytest.mark.parametrize(("mark", "healthy"), [(0, True), (2, False), (-1, False)])
+def test_verify_accepts_a_zero_mark_and_nothing_else_unearned(tmp_path: Path, mark: int, healthy: bool) -> None:
+    """0 only costs the guards (another orjson may write back less), so it is never damage."""
+    path = _file(tmp_path, RAW)
+    with sqlite3.connect(path) as connection:  # {"id":120,...} is plain: json_plain 1
+        connection.execute("UPDATE records SET json_plain = ? WHERE CAST(payload AS TEXT) GLOB '*\"id\":120,*'", (mark,))
+    with SowFile.open(path) as sow:
+        if healthy:
+            assert file_stats(sow, verify=True)["records"] == len(RAW)
+        else:
+            with pytest.raises(SowFileError, match="json_plain mark"):
+                file_stats(sow, verify=True)
+    _check(path, RAW, FILTERS)
+
+
+def test_json_plain_reads_a_memoryview_as_its_bytes() -> None:
+    assert json_plain(memoryview(b'{"a":1, "b":2}')) == 1 and json_plain(memoryview(b'{"a":1,"a":2}')) == 0
+    assert json_plain(memoryview(b'{"\\u0061":1}')) == 0
 
 
 def _as_format_1(path: Path) -> None:
