@@ -60,7 +60,7 @@ from test_sow_jsonfilter import FILTERS, RAW, _check, _file, parts  # noqa: F401
     (b'{"a":{"x":1},"b":{"x":2},"c":[{"x":3}]}', 1),  # one name in three objects
     ('{"\u00e9":1,"e\u0301":2,"a":1,"a ":2}'.encode(), 1),  # names that only look alike
     # orjson writes 254 levels, no more: deeper is 0 (safe). Pinned, as files keep the mark and
-    # verify recomputes it: an orjson that moved the limit would report such files as damaged.
+    # verify recomputes a 1: an orjson that lowered the limit would report such files as damaged.
     (b"[" * 254 + b"]" * 254, 1), (b'{"a":' * 254 + b"1" + b"}" * 254, 1),
     (b"[" * 255 + b"]" * 255, 0), (b'{"a":' * 255 + b"1" + b"}" * 255, 0), (b"[" * 1000 + b"]" * 1000, 0),
 ])
