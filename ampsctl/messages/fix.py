@@ -35,6 +35,12 @@ SOH = "\x01"
 _Pairs = tuple[tuple[str, str], ...]
 
 
+def is_tag(name: str) -> bool:
+    """A FIX tag: a positive integer in ASCII digits without a leading zero (str.isdigit takes
+    "²" and other scripts' digits; "055" would be another field than "55")."""
+    return name.isascii() and name.isdigit() and name[0] != "0"
+
+
 def _split(raw: bytes, separator: str, numeric_tags: bool, code: str) -> _Pairs:
     """The (name, value text) pairs of a payload; InputError naming the byte offset of a bad field."""
     # surrogateescape: non-UTF-8 bytes survive a round trip instead of failing or being mangled.
@@ -44,12 +50,13 @@ def _split(raw: bytes, separator: str, numeric_tags: bool, code: str) -> _Pairs:
     for part in text.split(separator):
         if part:
             name, equals, value = part.partition("=")
-            if not equals or not name or (numeric_tags and not name.isdigit()):
+            if not equals or not name or (numeric_tags and not is_tag(name)):
                 what = "tag" if numeric_tags else "name"
                 raise InputError(
                     f"malformed {code} field {part[:40]!r} at byte {offset}: expected {what}=value",
                     code=code,
-                    hint="fields are tag=value, each ended by the SOH (0x01) separator",
+                    hint="fields are tag=value, each ended by the SOH (0x01) separator"
+                    + ("; a tag is a positive number in ASCII digits, no leading zero (55, not 055)" if numeric_tags else ""),
                 )
             pairs.append((name, value))
         offset += len(part.encode("utf-8", errors="surrogateescape")) + 1
@@ -136,8 +143,9 @@ class FixCodec:
                     "and neither names nor values may contain the field separator",
                     code=self._code,
                 )
-            if self._numeric and not name.isdigit():
-                raise InputError(f"cannot write FIX field {name!r}: FIX tags are numbers", code=self._code)
+            if self._numeric and not is_tag(name):
+                raise InputError(f"cannot write FIX field {name!r}: FIX tags are positive numbers (ASCII digits, "
+                                 "no leading zero)", code=self._code)
             out.append(f"{name}={value}{self.separator}")
         return "".join(out).encode("utf-8", errors="surrogateescape")
 

@@ -173,3 +173,12 @@ def test_merging_the_diff_rebuilds_the_new_state(case: tuple[FixCodec, FixDocume
     keys = [f"/{name}" for name, _ in old.fields[:1] if old.values(name) == new.values(name)]
     diffed = codec.diff(old, new, keys, send_keys=send_keys)
     assert diffed is not None and codec.merge(old, diffed) == new
+
+
+@pytest.mark.parametrize("tag", ["\u00b2", "\u0665\u0665", "\uff15\uff15", "055", "0"])
+def test_a_fix_tag_is_a_positive_integer_in_ascii_digits_without_leading_zeros(tag: str) -> None:
+    # str.isdigit() took superscripts and other scripts' digits; 055 was another field than 55.
+    with pytest.raises(InputError, match="expected tag=value"):
+        FIX.parse(f"35=D\x01{tag}=x\x01".encode())
+    with pytest.raises(InputError, match="FIX tags are positive numbers"):
+        FIX.serialize(FixDocument((("35", "D"), (tag, "x"))))
