@@ -91,8 +91,11 @@ def merge_command(
             raise UsageError("give BASE and at least one DELTA", hint="ampsctl delta merge base.json delta1.json [delta2.json ...]")
         codec, docs = _whole_files(inputs, type_)
         result = docs[0]
-        for delta in docs[1:]:
-            result = codec.merge(result, delta)
+        for path, delta in zip(inputs[1:], docs[1:], strict=True):
+            try:
+                result = codec.merge(result, delta)
+            except AmpsctlError as exc:  # e.g. an XML delta with another root element
+                raise _at(exc, Location(_name(path))) from None
         _emit(codec, result)
         return
     if not key:

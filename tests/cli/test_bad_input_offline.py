@@ -40,3 +40,12 @@ def test_an_expiration_beyond_64_bits_is_a_usage_error(tmp_path: Path) -> None:
     assert result.code == 2 and "--expiration" in result.stderr and "Traceback" not in result.stderr
     result = run_ampsctl("client", "publish", URI, "-t", "x", "--data", "{}", "--expiration", "18446744073709551615", cwd=tmp_path)
     assert result.code == 4  # in range: the broker decides (nothing listens here)
+
+
+def test_a_delta_that_cannot_be_applied_names_its_file(tmp_path: Path) -> None:
+    (tmp_path / "base.xml").write_text("<O><a>1</a></O>")
+    (tmp_path / "d1.xml").write_text("<O><a>2</a></O>")
+    (tmp_path / "d2.xml").write_text("<P><a>3</a></P>")
+    result = run_ampsctl("delta", "merge", "base.xml", "d1.xml", "d2.xml", cwd=tmp_path)
+    assert result.code == 3 and result.stdout == ""
+    assert result.stderr.startswith("ampsctl: error: d2.xml: XML delta root <P> does not match"), result.stderr
