@@ -65,3 +65,39 @@ def test_a_config_on_one_line_with_many_findings_is_not_quadratic(tmp_path):
     assert len(found) == 8000
     assert (found[1].location.line, found[1].location.col) == (1, len(prefix) + len(topic.format(0)) + 1)
     assert elapsed < 10, f"{elapsed:.1f} s: each position lookup searched the whole line again"
+
+
+_PATTERN_TOPIC = "<Topic><Name>p{0}</Name><Pattern>{1}</Pattern><MessageType>json</MessageType><FileName>./sow/%n.sow</FileName></Topic>"
+_PLAIN_TOPIC = "<Topic><Name>{0}</Name><MessageType>json</MessageType><FileName>./sow/%n.sow</FileName></Topic>"
+
+
+def _sow(tmp_path: Path, entries: list[str]) -> list[tuple[str, int, int, str, str | None]]:
+    return lint(tmp_path, "<AMPSConfig><Name>n</Name><SOW>\n" + "\n".join(entries) + "\n</SOW></AMPSConfig>")
+
+
+def test_many_pattern_topics_are_checked_quickly(tmp_path):
+    import time
+
+    entries = [_PATTERN_TOPIC.format(i, f"^pat{i}/.*") for i in range(1000)] + [_PLAIN_TOPIC.format(f"t{i}") for i in range(1000)]
+    entries.append(_PLAIN_TOPIC.format("pat999/x"))
+    started = time.monotonic()
+    found = _sow(tmp_path, entries)
+    elapsed = time.monotonic() - started
+    assert [(code, line) for code, line, _, _, _ in found] == [("SOWT-027", 2002)]
+    assert elapsed < 15, f"{elapsed:.1f} s: every search compiled its pattern again"
+
+
+def test_a_pattern_nested_too_deeply_to_search_is_not_a_crash(tmp_path):
+    deep = "(" * 1200 + "a" + ")" * 1200
+    found = _sow(tmp_path, [_PATTERN_TOPIC.format(0, deep), _PLAIN_TOPIC.format("a")])
+    assert all(code != "SOWT-027" for code, *_ in found)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "topic", "captured"),
+    [("^orders/.*", "orders/x", True), ("^orders/.*", "other/orders/x", False), ("^ab*c", "ac", True), ("^a|b", "b", True),
+     ("^(?i)ORD", "orders", True), ("^a\\.b", "a.b", True), ("ord", "orders", True), ("^ab+", "abbb", True)],
+)
+def test_pattern_capture_with_and_without_a_literal_prefix(tmp_path, pattern, topic, captured):
+    found = _sow(tmp_path, [_PATTERN_TOPIC.format(0, pattern), _PLAIN_TOPIC.format(topic)])
+    assert any(code == "SOWT-027" for code, *_ in found) is captured

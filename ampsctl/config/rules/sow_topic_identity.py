@@ -18,14 +18,46 @@ from ampsctl.config.registry import Issue, rule
 from ampsctl.config.rules.common import line_of, unexpanded
 
 
-def _pattern_matches(pattern: str, topic: str) -> bool:
-    """A Pattern is always a regex (even without metacharacters), searched unanchored like AMPS topic regexes."""
-    import regex  # only configs with Pattern topics need it (see model.regex_error)
+_META = frozenset(".^$*+?{}[]()|\\")
 
-    try:
-        return regex.search(pattern, topic, timeout=0.5) is not None
-    except (regex.error, TimeoutError):
-        return False
+
+class _Pattern:
+    """A Pattern compiled once (a config with thousands of them overflows the regex package's
+    cache, and every search compiled again), with its literal prefix as a cheap pre-check."""
+
+    def __init__(self, text: str) -> None:
+        import regex  # only configs with Pattern topics need it (see model.regex_error)
+
+        self.text = text
+        try:
+            self.compiled = regex.compile(text)
+        except (regex.error, RecursionError):  # reported elsewhere (SOWT-021)
+            self.compiled = None
+        self.prefix = _literal_prefix(text)
+
+    def search(self, topic: str) -> bool:
+        """Unanchored search, like AMPS topic regexes; a pattern that times out once is dropped."""
+        if self.compiled is None or (self.prefix and not topic.startswith(self.prefix)):
+            return False
+        try:
+            return self.compiled.search(topic, timeout=0.5) is not None
+        except (TimeoutError, RecursionError):
+            self.compiled = None  # catastrophic backtracking: do not pay 0.5 s per topic
+            return False
+
+
+def _literal_prefix(pattern: str) -> str:
+    """What every match of ``^literal...`` starts with; "" when that is not certain."""
+    if not pattern.startswith("^") or "|" in pattern or "(?" in pattern:
+        return ""
+    literal = []
+    for char in pattern[1:]:
+        if char in _META:
+            if char in "*?{" and literal:
+                literal.pop()  # the previous character may repeat zero times
+            break
+        literal.append(char)
+    return "".join(literal)
 
 
 # ---------------------------------------------------------------------------------------
@@ -193,23 +225,23 @@ def message_type_unknown(model: ConfigModel) -> Iterator[Issue]:
 def topic_after_pattern(model: ConfigModel) -> Iterator[Issue]:
     if not model.pattern_topics:
         return
-    patterns: list[tuple[SowEntry, str]] = []
+    patterns: list[tuple[SowEntry, _Pattern]] = []
     for topic in model.topics:
         pattern = topic.text("Pattern")
         if pattern:
             if not unexpanded(pattern):
-                patterns.append((topic, pattern))
+                patterns.append((topic, _Pattern(pattern)))
             continue
         name = topic.name
         if not name or not patterns:
             continue
-        for holder, regex_text in patterns:
+        for holder, compiled in patterns:
             same_type = not holder.message_type or not topic.message_type or holder.message_type == topic.message_type
-            if same_type and _pattern_matches(regex_text, name):
+            if same_type and compiled.search(name):
                 yield Issue(
                     topic.el,
                     f"{topic.label()} comes after {holder.label()} (line {line_of(model, holder.el, topic.el)}), whose Pattern "
-                    f"'{regex_text}' matches it, so the pattern topic captures it",
+                    f"'{compiled.text}' matches it, so the pattern topic captures it",
                     f"move this definition above {holder.label()}",
                     at_text=False,
                 )
