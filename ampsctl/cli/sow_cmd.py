@@ -103,6 +103,8 @@ def query_command(
     paths = tuple(part.strip() for part in select.split(",") if part.strip()) if select is not None else None
     if paths is not None and not paths:
         raise UsageError("--select needs at least one field path", hint="--select /id,/qty")
+    if keys is not None and not keys:
+        raise UsageError("--key needs at least one SOW key", hint="--key 635386503454194442 (the sow_key of `sow dump`)")
     query = Query(filter=filter, keys=keys, order_by=order_by, top_n=top_n, select=paths,
                   as_of=_time("--as-of", as_of), now=_time("--now", now), topic=topic)
     if engine not in ("local", "spark"):

@@ -49,3 +49,10 @@ def test_a_delta_that_cannot_be_applied_names_its_file(tmp_path: Path) -> None:
     result = run_ampsctl("delta", "merge", "base.xml", "d1.xml", "d2.xml", cwd=tmp_path)
     assert result.code == 3 and result.stdout == ""
     assert result.stderr.startswith("ampsctl: error: d2.xml: XML delta root <P> does not match"), result.stderr
+
+
+def test_sow_query_key_without_a_key_is_a_usage_error(tmp_path: Path) -> None:
+    # --key "," queried for no keys at all: "0 records (sow keys)", exit 0, as if none matched.
+    for value in (",", " ", ", ,"):
+        result = run_ampsctl("sow", "query", "any.sow", "--key", value, cwd=tmp_path)
+        assert result.code == 2 and "--key needs at least one SOW key" in result.stderr, result.output
