@@ -238,6 +238,10 @@ def sow_delete_command(
     from ampsctl.client.tool import sow_delete
 
     key_list = tuple(key.strip() for key in keys.split(",") if key.strip()) if keys is not None else ()
+    if keys is not None and not key_list:
+        from ampsctl.errors import UsageError
+
+        raise UsageError("--keys needs at least one SowKey", hint="--keys K1,K2 (the k values `client sow --format json` prints)")
     ack = sow_delete(_target(uri, name, connect_timeout), topic, filter=filter, keys=key_list,
                      data=data.encode("utf-8") if data is not None else None)
     if format is Format.json:

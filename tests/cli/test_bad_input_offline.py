@@ -56,3 +56,9 @@ def test_sow_query_key_without_a_key_is_a_usage_error(tmp_path: Path) -> None:
     for value in (",", " ", ", ,"):
         result = run_ampsctl("sow", "query", "any.sow", "--key", value, cwd=tmp_path)
         assert result.code == 2 and "--key needs at least one SOW key" in result.stderr, result.output
+
+
+def test_client_sow_delete_keys_without_a_key_says_so(tmp_path: Path) -> None:
+    for value in ("", " , "):  # was "give exactly one of --filter, --keys and --data": but --keys was given
+        result = run_ampsctl("client", "sow-delete", URI, "-t", "x", "--keys", value, cwd=tmp_path)
+        assert result.code == 2 and "--keys needs at least one SowKey" in result.stderr, result.output
