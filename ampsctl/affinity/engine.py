@@ -51,7 +51,7 @@ from ampsctl.affinity.patterns import finder
 from ampsctl.affinity.publishers import CoverageIndex, LoadIndex, Publisher
 from ampsctl.errors import InputError
 from ampsctl.filter.errors import FilterError
-from ampsctl.filter.regexes import compile_pattern, has_metachars
+from ampsctl.filter.regexes import compile_pattern, has_metachars, shown_pattern
 
 _TOPIC_LIMIT: Final = 1 << 20  # topic states kept before those without interest are dropped
 
@@ -125,7 +125,7 @@ class FaucetEngine:
             self._finds = finder(compile_pattern(settings.subscription_topic))
         except FilterError as exc:
             raise InputError(
-                f"SubscriptionTopic {settings.subscription_topic!r} is not a valid PCRE: {exc.message}",
+                f"SubscriptionTopic {shown_pattern(settings.subscription_topic)} is not a valid PCRE: {exc.message}",
                 code="AFFINITY_CONFIG",
                 hint="escape literal metacharacters with a backslash, e.g. /symbols/.* or ^orders\\.",
             ) from None
@@ -292,7 +292,7 @@ class FaucetEngine:
         try:
             return True, compile_pattern(value)
         except FilterError as exc:
-            self.warnings.append(f"{where}: {option}={value!r} is not a valid PCRE ({exc.message}): ignored, as AMPS does")
+            self.warnings.append(f"{where}: {option}={shown_pattern(value)} is not a valid PCRE ({exc.message}): ignored, as AMPS does")
             return False, None
 
     def _sweep(self, publisher: Publisher, coverage: regex.Pattern[str] | None, out: list[AffinityEvent]) -> None:

@@ -42,9 +42,12 @@ def _problem(exc: regex.error | RecursionError) -> str:
     return f"{exc.msg} at offset {exc.pos} of the pattern" if exc.pos is not None else exc.msg
 
 
-def _shown(pattern: str) -> str:
-    """The pattern for a message: a huge one is cut (the error says what is wrong with it)."""
+def shown_pattern(pattern: str) -> str:
+    """The pattern for a message, quoted: a huge one is cut (the error says what is wrong with it)."""
     return repr(pattern) if len(pattern) <= 200 else repr(pattern[:200]) + f"... ({len(pattern)} characters)"
+
+
+_shown = shown_pattern
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)

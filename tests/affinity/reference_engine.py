@@ -26,7 +26,7 @@ from ampsctl.affinity.model import (
 )
 from ampsctl.errors import InputError
 from ampsctl.filter.errors import FilterError
-from ampsctl.filter.regexes import compile_pattern, has_metachars, search_compiled
+from ampsctl.filter.regexes import compile_pattern, has_metachars, shown_pattern, search_compiled
 
 _OTHER: Final = 0  # neither control nor interest: kept only so an unsubscribe finds it
 _INTEREST: Final = 1
@@ -96,7 +96,7 @@ class ReferenceEngine:
             self._pattern = compile_pattern(settings.subscription_topic)
         except FilterError as exc:
             raise InputError(
-                f"SubscriptionTopic {settings.subscription_topic!r} is not a valid PCRE: {exc.message}",
+                f"SubscriptionTopic {shown_pattern(settings.subscription_topic)} is not a valid PCRE: {exc.message}",
                 code="AFFINITY_CONFIG",
                 hint="escape literal metacharacters with a backslash, e.g. /symbols/.* or ^orders\\.",
             ) from None
@@ -221,7 +221,7 @@ class ReferenceEngine:
         try:
             return True, compile_pattern(value)
         except FilterError as exc:
-            self.warnings.append(f"{where}: {option}={value!r} is not a valid PCRE ({exc.message}): ignored, as AMPS does")
+            self.warnings.append(f"{where}: {option}={shown_pattern(value)} is not a valid PCRE ({exc.message}): ignored, as AMPS does")
             return False, None
 
     def _sweep(self, publisher: _Publisher, coverage: regex.Pattern[str] | None, out: list[AffinityEvent]) -> None:

@@ -44,3 +44,15 @@ def test_summary_state() -> None:
     assert [(p.client, p.load, p.coverage) for p in engine.publishers()] == [("pub-b", 2, (None,))]
     assert engine.reassignments == 2
     assert engine.warnings == ["unsubscribe of unknown subscription '1' on connection 'p1': ignored"]
+
+
+def test_a_huge_invalid_coverage_pattern_is_cut_in_the_warning() -> None:
+    # The warning held the whole pattern once more before the cut one (4,000 characters and more).
+    from ampsctl.affinity.engine import FaucetEngine
+    from ampsctl.affinity.model import AffinitySettings, Announcements, Subscribe
+
+    pattern = "(" * 2000 + "a" + ")" * 2000
+    engine = FaucetEngine(AffinitySettings("ctl", "^/s/", Announcements.DEFAULT, "udo_coverage"))
+    engine.handle(Subscribe("c1", "p", "ctl", "1", {"udo_coverage": pattern}))
+    (warning,) = engine.warnings
+    assert len(warning) < 700 and "(4001 characters)" in warning and warning.endswith("ignored, as AMPS does")
