@@ -145,6 +145,7 @@ def execute(plan: Plan, payloads: Payloads, candidates: Iterable[tuple[SowRecord
 
 def parse_order_by(text: str) -> tuple[OrderKey, ...]:
     """``"/x DESC, /y TEXT"`` -> order keys; InputError naming the bad item."""
+    from ampsctl.filter.errors import FilterError
     from ampsctl.filter.parser import parse
 
     keys = []
@@ -153,10 +154,13 @@ def parse_order_by(text: str) -> tuple[OrderKey, ...]:
         if not item.strip() or found is None:
             raise InputError(f"invalid order-by item {item.strip()!r}", code="ORDER_BY",
                              hint='write a comma list of /field [ASC|DESC] [TEXT], e.g. "/x DESC, /y"')
-        field = parse(found["field"])
+        try:
+            field = parse(found["field"])
+        except FilterError:  # its location would point into a filter: name the order-by item instead
+            field = None
         if not isinstance(field, ast.Field):
             raise InputError(f"order-by item {item.strip()!r} does not start with a field", code="ORDER_BY",
-                             hint='write a comma list of /field [ASC|DESC] [TEXT], e.g. "/x DESC, /y"')
+                             hint='write a comma list of /field [ASC|DESC] [TEXT] (a field starts with a slash), e.g. "/x DESC, /y"')
         words = [word.upper() for word in found["words"].split()]
         unknown = [word for word in words if word not in ("ASC", "DESC", "TEXT")]
         if unknown or ("ASC" in words and "DESC" in words) or len(words) != len(set(words)):

@@ -127,6 +127,7 @@ CASES = [
     Case("query-error-as-of-no-history", ("query", ORDERS, "--as-of", "2026-01-01T10:30:00Z")),
     Case("query-error-bad-filter", ("query", ORDERS, "--filter", "/qty >> 5")),
     Case("query-error-bad-order-by", ("query", ORDERS, "--order-by", "/qty SIDEWAYS")),
+    Case("query-error-order-by-no-slash", ("query", ORDERS, "--order-by", "qty")),  # not "<filter>:1:1"
     Case("query-error-bad-select", ("query", ORDERS, "--select", "qty")),
     Case("query-error-empty-select", ("query", ORDERS, "--select", ",")),
     Case("query-error-bad-time", ("query", ORDERS, "--now", "tomorrow")),
@@ -178,7 +179,7 @@ def test_no_orphan_golden_files() -> None:
 def test_exit_codes_follow_the_contract() -> None:
     expected = {
         "query-table": 0, "query-scan-no-match": 0, "dump-text": 0, "stats-verify-json": 0,
-        "query-error-bad-filter": 3, "query-error-bad-order-by": 3, "query-error-bad-select": 3,
+        "query-error-bad-filter": 3, "query-error-bad-order-by": 3, "query-error-order-by-no-slash": 3, "query-error-bad-select": 3,
         "query-error-empty-select": 2, "query-error-bad-time": 2, "query-error-not-a-sow-file": 3,
         "query-error-missing-file": 3, "query-error-damaged": 3, "query-error-future-version": 3,
         "dump-error-damaged": 3, "dump-error-truncated": 3, "stats-error-verify-damaged": 3,
