@@ -12,8 +12,8 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
-from typing import TypeVar
+from functools import cached_property, lru_cache
+from typing import Any, TypeVar
 
 from lxml import etree
 
@@ -42,6 +42,7 @@ def has_regex_chars(text: str) -> bool:
 NESTED_TOO_DEEPLY = "groups nested too deeply to compile"  # the regex package recurses once per level
 
 
+@lru_cache(maxsize=16_384)  # rules ask again for the same patterns (Q-003 once per pair)
 def regex_error(pattern: str) -> str | None:
     """Why ``pattern`` is not a valid PCRE-style regex, or None when it compiles."""
     import regex  # here, not at the top: most configs hold no regex, and the module takes ~10 ms to import
@@ -59,12 +60,34 @@ def topic_matches(pattern: str, topic: str) -> bool:
     """AMPS topic matching: a literal compares equal, a regex is an unanchored search."""
     if not has_regex_chars(pattern):
         return pattern == topic
+    compiled = _compiled(pattern)
+    if compiled is None or pattern in _UNSEARCHABLE:
+        return False
+    try:
+        return compiled.search(topic, timeout=0.5) is not None
+    except (TimeoutError, RecursionError):
+        _UNSEARCHABLE.add(pattern)  # one timeout per pattern, not 0.5 s for every topic
+        return False
+
+
+_UNSEARCHABLE: set[str] = set()  # patterns whose search timed out or recursed too deeply
+
+
+@lru_cache(maxsize=16_384)  # the regex package's own cache holds a few hundred: a config
+def _compiled(pattern: str) -> Any:  # with more patterns compiled them again on every search
+    """``pattern`` compiled once; None when it does not compile."""
     import regex
 
     try:
-        return regex.search(pattern, topic, timeout=0.5) is not None
-    except (regex.error, TimeoutError, RecursionError):
-        return False
+        return regex.compile(pattern)
+    except (regex.error, RecursionError):
+        return None
+    import regex
+
+    try:
+        return regex.compile(pattern)
+    except (regex.error, RecursionError):
+        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,3 +101,15 @@ def test_a_pattern_nested_too_deeply_to_search_is_not_a_crash(tmp_path):
 def test_pattern_capture_with_and_without_a_literal_prefix(tmp_path, pattern, topic, captured):
     found = _sow(tmp_path, [_PATTERN_TOPIC.format(0, pattern), _PLAIN_TOPIC.format(topic)])
     assert any(code == "SOWT-027" for code, *_ in found) is captured
+
+
+def test_many_queues_over_many_recorded_patterns_are_checked_quickly(tmp_path):
+    import time
+
+    txlog = "".join(f"<Topic><Name>^t{i}.*</Name><MessageType>json</MessageType></Topic>" for i in range(500))
+    queues = "".join(f"<Queue><Name>q{i}</Name><UnderlyingTopic>^t{i}.*</UnderlyingTopic><MessageType>json</MessageType></Queue>" for i in range(500))
+    started = time.monotonic()
+    found = lint(tmp_path, f"<AMPSConfig><Name>n</Name><TransactionLog><JournalDirectory>./j</JournalDirectory>{txlog}</TransactionLog><SOW>{queues}</SOW></AMPSConfig>")
+    elapsed = time.monotonic() - started
+    assert not [f for f in found if f[0] in ("Q-003", "Q-004")]
+    assert elapsed < 10, f"{elapsed:.1f} s: every pair compiled its patterns again"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 from ampsctl.config.model import SowEntry, has_regex_chars, regex_error, topic_matches
 from ampsctl.config.registry import Issue
@@ -103,6 +104,7 @@ def state_references(code: str) -> list[str]:
     return [m.group(1).upper() for m in _STATE.finditer(code)]
 
 
+@lru_cache(maxsize=16_384)  # may_overlap asks for the same patterns once per pair
 def literal_prefix(pattern: str) -> str:
     """The literal text every match of an (unanchored) pattern starts with; may be empty.
 
