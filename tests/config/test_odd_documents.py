@@ -106,8 +106,8 @@ def test_pattern_capture_with_and_without_a_literal_prefix(tmp_path, pattern, to
 def test_many_queues_over_many_recorded_patterns_are_checked_quickly(tmp_path):
     import time
 
-    txlog = "".join(f"<Topic><Name>^t{i}.*</Name><MessageType>json</MessageType></Topic>" for i in range(500))
-    queues = "".join(f"<Queue><Name>q{i}</Name><UnderlyingTopic>^t{i}.*</UnderlyingTopic><MessageType>json</MessageType></Queue>" for i in range(500))
+    txlog = "".join(f"<Topic><Name>^t{i}.*</Name><MessageType>json</MessageType></Topic>" for i in range(700))
+    queues = "".join(f"<Queue><Name>q{i}</Name><UnderlyingTopic>^t{i}.*</UnderlyingTopic><MessageType>json</MessageType></Queue>" for i in range(700))
     started = time.monotonic()
     found = lint(tmp_path, f"<AMPSConfig><Name>n</Name><TransactionLog><JournalDirectory>./j</JournalDirectory>{txlog}</TransactionLog><SOW>{queues}</SOW></AMPSConfig>")
     elapsed = time.monotonic() - started
