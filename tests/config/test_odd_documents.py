@@ -112,4 +112,4 @@ def test_many_queues_over_many_recorded_patterns_are_checked_quickly(tmp_path):
     found = lint(tmp_path, f"<AMPSConfig><Name>n</Name><TransactionLog><JournalDirectory>./j</JournalDirectory>{txlog}</TransactionLog><SOW>{queues}</SOW></AMPSConfig>")
     elapsed = time.monotonic() - started
     assert not [f for f in found if f[0] in ("Q-003", "Q-004")]
-    assert elapsed < 10, f"{elapsed:.1f} s: every pair compiled its patterns again"
+    assert elapsed < 15, f"{elapsed:.1f} s: every pair compiled its patterns again (22 s before)"
