@@ -60,8 +60,26 @@ def validate(root: etree._Element) -> list[SchemaProblem]:
     for entry in schema.error_log:
         nodes = _nodes_at(tree, entry.path) if entry.path else []
         node = nodes[0] if nodes else root
-        problems.append(_classify(entry.message, node, known))
+        problem = _classify(entry.message, node, known)
+        problems.append(problem)
+        if "This element is not expected" in entry.message:
+            problems.extend(_unknown_after(node, known))
     return problems
+
+
+def _unknown_after(node: etree._Element, known: frozenset[str]) -> list[SchemaProblem]:
+    """libxml2 stops checking a parent's children at the first unexpected one: the siblings
+    after it whose names the schema does not know at all are reported too (GEN-006)."""
+    found = []
+    for sibling in node.itersiblings(tag=etree.Element):
+        if not isinstance(sibling.tag, str) or sibling.tag in known:
+            continue  # a known element out of place is left to the next run
+        close = difflib.get_close_matches(sibling.tag, sorted(known), n=1)
+        hint = _namespace_hint(sibling) or (f"did you mean <{close[0]}>?" if close else None)
+        parent = sibling.getparent()
+        where = f"<{parent.tag}>" if parent is not None else "the document"
+        found.append(SchemaProblem("GEN-006", sibling, f"unknown element <{written_name(sibling)}> in {where}", hint, False))
+    return found
 
 
 def _nodes_at(tree: etree._ElementTree, path: str) -> list[etree._Element]:

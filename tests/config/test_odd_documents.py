@@ -113,3 +113,18 @@ def test_many_queues_over_many_recorded_patterns_are_checked_quickly(tmp_path):
     elapsed = time.monotonic() - started
     assert not [f for f in found if f[0] in ("Q-003", "Q-004")]
     assert elapsed < 15, f"{elapsed:.1f} s: every pair compiled its patterns again (22 s before)"
+
+
+def test_every_unknown_element_of_a_parent_is_reported(tmp_path):
+    # libxml2 stops at the first unexpected child of a parent; the unknown names after it count too
+    found = lint(
+        tmp_path,
+        "<AMPSConfig>\n<Name>x</Name>\n<Admin><InetAddr>8085</InetAddr><Intervl>1s</Intervl><FileNme>x</FileNme></Admin>\n<Bogus1/>\n<Bogus2/>\n</AMPSConfig>\n",
+    )
+    assert [(code, line, col, message) for code, line, col, message, _ in found] == [
+        ("GEN-006", 3, 33, "unknown element <Intervl> in <Admin>"),
+        ("GEN-006", 3, 54, "unknown element <FileNme> in <Admin>"),
+        ("GEN-006", 4, 1, "unknown element <Bogus1> in <AMPSConfig>"),
+        ("GEN-006", 5, 1, "unknown element <Bogus2> in <AMPSConfig>"),
+    ]
+    assert found[0][4] == "did you mean <Interval>?"
