@@ -113,11 +113,24 @@ def _classify(message: str, node: etree._Element, known: frozenset[str]) -> Sche
     if "Missing child element" in detail:
         return SchemaProblem("XSD-001", node, f"<{tag}> is missing a required child", _allowed_hint(allowed), False)
     if match and match.group(2):
-        return SchemaProblem("XSD-001", node, f"<{tag}> attribute '{match.group(2)}': {detail.strip()}", None, False)
+        name = _attribute_name(node, match.group(2))
+        detail = detail.strip().rstrip(".").replace(f"'{match.group(2)}'", f"'{name}'")
+        return SchemaProblem("XSD-001", node, f"<{tag}> attribute '{name}': {detail}", None, False)
     value = (node.text or "").strip()
     enum = re.search(r"set \{(.*?)\}", detail)
     hint = f"use one of: {enum.group(1)}" if enum else None
     return SchemaProblem("XSD-002", node, f"'{value}' is not a valid value for <{tag}>", hint, True)
+
+
+def _attribute_name(node: etree._Element, clark: str) -> str:
+    """``{uri}x`` as written: ``xml:lang``, ``a:x`` (the prefix in scope), else unchanged."""
+    if not clark.startswith("{"):
+        return clark
+    uri, _, local = clark[1:].partition("}")
+    if uri == "http://www.w3.org/XML/1998/namespace":
+        return f"xml:{local}"
+    prefix = next((p for p, u in node.nsmap.items() if u == uri and p), None)
+    return f"{prefix}:{local}" if prefix else clark
 
 
 def _namespace_hint(node: etree._Element) -> str | None:

@@ -128,3 +128,11 @@ def test_every_unknown_element_of_a_parent_is_reported(tmp_path):
         ("GEN-006", 5, 1, "unknown element <Bogus2> in <AMPSConfig>"),
     ]
     assert found[0][4] == "did you mean <Interval>?"
+
+
+def test_attribute_names_are_shown_as_written(tmp_path):
+    found = lint(tmp_path, '<AMPSConfig xml:lang="en" xmlns:a="urn:a"><Name a:x="1">n</Name></AMPSConfig>')
+    assert [message for _, _, _, message, _ in found] == [
+        "<AMPSConfig> attribute 'xml:lang': The attribute 'xml:lang' is not allowed",
+        "<Name> attribute 'a:x': The attribute 'a:x' is not allowed",
+    ]
