@@ -52,6 +52,7 @@ _QUICK_CHARS = 65_536  # in the lines find_mark searches
 ASSUMED_AMPS_VERSION = "5.3.5.0"
 _WRAPPER = "ampsctl-include"
 _TRUE = {"true", "True", "TRUE", "enabled", "1", "yes"}
+_FLAGS = {"true", "false", "True", "False", "TRUE", "FALSE", "enabled", "disabled", "1", "0"}  # the XSD's flagType
 # A DOCTYPE with an external identifier: libxml2 opens that file even with load_dtd=False
 # (a FIFO or /dev/zero there hangs the parser), so it is refused like entity declarations.
 _EXTERNAL_DTD = re.compile(r"<!DOCTYPE\s+[^\s\[>]+\s+(SYSTEM|PUBLIC)\b")
@@ -450,6 +451,7 @@ class _IncludeExpander:
         """The text before the first node of the included file, and its nodes."""
         where = self.config.locate(include)
         target = (include.text or "").strip()
+        self._check_attributes(include, where)
         child = next(include.iterchildren(tag=etree.Element), None)
         if child is not None:  # what AMPS would make of it is undocumented: never guess
             return self._problem(where, f"<Include> holds an element <{child.tag}>; it may only hold a file path", "move the element out of <Include>, or into the included file")
@@ -498,6 +500,15 @@ class _IncludeExpander:
         # fragment has just been replaced by what it names. Its text is part of the content
         # too (an included file may hold just a value: <Name><Include>name.txt</Include></Name>).
         return wrapper.text or "", list(wrapper)
+
+    def _check_attributes(self, include: etree._Element, where: Location) -> None:
+        """What the XSD says of <Include>'s attributes: it never sees the element, which the
+        file it names replaces before the schema check."""
+        for name, value in include.attrib.items():
+            if name != "comment":
+                self.config.findings.append(Finding("XSD-001", Severity.ERROR, f"<Include> attribute '{name}' is not allowed", where, "<Include> takes only comment=\"true\" or comment=\"false\""))
+            elif value.strip() not in _FLAGS:
+                self.config.findings.append(Finding("XSD-002", Severity.ERROR, f"'{value}' is not a valid value for <Include> attribute 'comment'", where, "use true or false"))
 
     def _problem(self, where: Location, message: str, hint: str) -> tuple[str, list[etree._Element]]:
         self.config.findings.append(Finding("GEN-008", Severity.ERROR, message, where, hint or None))

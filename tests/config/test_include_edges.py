@@ -176,3 +176,17 @@ def test_a_suppression_before_a_nested_include_covers_only_that_include(tmp_path
     inner = _TOPIC.format("i1") + _TOPIC.format("i2")
     found = _sow(tmp_path, "<Include>outer.xml</Include>", {"outer.xml": outer, "inner.xml": inner})
     assert found == ["Topic 'a' is persistent but has no FileName", "Topic 'b' is persistent but has no FileName"]
+
+
+def test_include_attributes_are_checked_as_the_xsd_would(tmp_path):
+    found = findings(
+        tmp_path,
+        {
+            "amps.xml": '<AMPSConfig>\n  <Name>x</Name>\n  <Include comment="maybe" x="1">a.xml</Include>\n  <Include comment="false">a.xml</Include>\n</AMPSConfig>\n',
+            "a.xml": "",
+        },
+    )
+    assert found == [
+        "amps.xml:3:3 XSD-001 <Include> attribute 'x' is not allowed",
+        "amps.xml:3:3 XSD-002 'maybe' is not a valid value for <Include> attribute 'comment'",
+    ]
