@@ -37,6 +37,7 @@ SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/os/schemas/sa
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 _GITHUB_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
@@ -217,7 +218,9 @@ def render_github(report: LintReport, *, base: str | None = None) -> str:
 
 
 def _github_data(text: str) -> str:
-    return _clean(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # other control characters (ESC, C1 CSI) would drive the log viewer's ANSI rendering
+    text = _CONTROL.sub("\ufffd", _clean(text))
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _github_property(text: str) -> str:

@@ -298,6 +298,16 @@ def test_github_escaping_round_trips():
     assert data == f"{message}\nhint: use 5%"
 
 
+def test_github_control_characters_never_reach_the_log():
+    # the Actions log renders ANSI sequences: ESC and C1 CSI from a file name or a value are replaced
+    path = "ctl\x01\x1bx.xml"
+    text = render_github(report_of(finding(message="a\x1b[31mred\x9b\x7f", path=path), path=path))
+    assert not any(ch in text for ch in "\x01\x1b\x9b\x7f")
+    [(_, props, data)] = parse_github(text)
+    assert props["file"] == "ctl\ufffd\ufffdx.xml"
+    assert data == "a\ufffd[31mred\ufffd\ufffd"
+
+
 def test_github_without_position():
     text = render_github(report_of(finding(line=0, col=0)))
     assert text.startswith("::warning file=amps.xml,title=GEN-006 unknown-element::")
