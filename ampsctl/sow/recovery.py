@@ -12,6 +12,9 @@ Theory of operation (AMPS's own model, DESIGN.md; seeds 001 and 003):
    renamed to ``<file>.damaged`` so nothing is destroyed; the next checkpoint writes a new one.
    A file that is not a SOW file at all, or of a newer format version, stops recovery instead:
    it is not ours to replace.
+   A checkpoint killed mid-transaction left SQLite's hot rollback journal beside the file:
+   it is rolled back first (``_roll_back``), and a journal never stays where SQLite would apply
+   it to a later file of that name (moved aside with a damaged file, removed without one).
 3. Transient topic: rebuilt from the journal from its RecoveryPoint (``now``: empty).
 4. One scan of the journal from the lowest start point applies every record to the groups
    that need it (``SowStore.apply`` skips what a group already holds). A torn journal tail is
@@ -20,12 +23,13 @@ Theory of operation (AMPS's own model, DESIGN.md; seeds 001 and 003):
 5. Expirations due at the caller's ``now`` are processed (seed 003: "AMPS processes
    expirations during startup"); they are returned so the broker can journal them.
 Recovery reads the journal and never writes it; it reads SOW files and writes only the
-renames of step 2.
+renames and rollbacks of step 2.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +37,7 @@ from pathlib import Path
 from ampsctl.errors import EnvironmentProblem
 from ampsctl.sow.checkpoint import load_group
 from ampsctl.sow.errors import ReplayError, SowFileError
+from ampsctl.sow.sowfile import check_header
 from ampsctl.sow.record import Change
 from ampsctl.sow.spec import TopicSpec
 from ampsctl.sow.store import SowStore, TopicGroup
@@ -116,12 +121,17 @@ def _prepare(store: SowStore, position: int, base_dir: str | os.PathLike[str], l
         group.sequence = start_over
         return GroupRecovery(spec.name, spec.message_type, None, "journal" if start_over == 0 else "empty")
     report = GroupRecovery(spec.name, spec.message_type, str(path), "rebuilt")
+    hot = rollback_journal(path)
     if not path.exists():
         report.problem = "no SOW file yet"
         group.sequence = start_over
+        if hot.exists():  # SQLite would apply it to the next file of that name
+            _move(hot, None)
         return report
     fresh = TopicGroup(spec)
     try:
+        if hot.exists():
+            _roll_back(path)
         meta = load_group(path, fresh)
     except SowFileError as exc:
         if not exc.damaged:
@@ -129,6 +139,8 @@ def _prepare(store: SowStore, position: int, base_dir: str | os.PathLike[str], l
         report.problem = exc.message
         aside = path.with_name(path.name + ".damaged")
         try:
+            if hot.exists():  # its journal goes with it, never left for the next file of that name
+                _move(hot, rollback_journal(aside))
             os.replace(path, aside)
         except OSError as error:
             raise EnvironmentProblem(f"cannot move the damaged SOW file {path} to {aside}: {error.strerror}",
@@ -141,6 +153,43 @@ def _prepare(store: SowStore, position: int, base_dir: str | os.PathLike[str], l
         report.problem = f"the SOW file is ahead of the journal (file {fresh.sequence}, journal {last}); kept as it is"
         fresh.sequence = last
     return report
+
+
+def rollback_journal(path: Path) -> Path:
+    """SQLite's rollback journal of a SOW file: left "hot" when a checkpoint was killed mid-transaction."""
+    return path.with_name(path.name + "-journal")
+
+
+def _roll_back(path: Path) -> None:
+    """Finish a checkpoint killed mid-transaction: the first read of a writable connection rolls
+    the hot journal back, so the file is its previous checkpoint again (a read-only open would
+    see the half-written pages). A file that is not a SOW file is not touched (``check_header``)."""
+    check_header(path)
+    try:
+        connection = sqlite3.connect(path, isolation_level=None)
+        try:
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            connection.close()
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError) and rollback_journal(path).exists():
+            raise EnvironmentProblem(
+                f"cannot roll back the unfinished checkpoint of SOW file {path} ({rollback_journal(path).name}): {exc}",
+                code="SOW_IO", hint="make the SOW file and its directory writable; the journal holds its previous state",
+            ) from None
+        # damage: load_group reports it
+
+
+def _move(source: Path, target: Path | None) -> None:
+    """Move ``source`` to ``target``, or remove it (None)."""
+    try:
+        if target is None:
+            source.unlink()
+        else:
+            os.replace(source, target)
+    except OSError as error:
+        raise EnvironmentProblem(f"cannot move SQLite's rollback journal {source}: {error.strerror}",
+                                 code="SOW_IO", hint="check the directory's permissions") from None
 
 
 def _topic_test(specs: Sequence[TopicSpec]) -> Callable[[str], bool]:

@@ -1,0 +1,82 @@
+"""Recovery of a SOW file whose checkpoint was killed mid-transaction (tests/broker/test_crash_kill.py
+found it): SQLite's rollback journal ``<file>-journal`` is left "hot" beside the file. Recovery
+must roll it back (the file is then exactly the previous checkpoint), not call the file damaged;
+and a journal must never be left where SQLite would apply it to another file of that name."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from ampsctl.sow import recovery
+from ampsctl.sow.checkpoint import checkpoint, load_group
+from ampsctl.sow.recovery import recover, sow_path
+from ampsctl.sow.store import TopicGroup
+from sow_helpers import T0
+from test_sow_recovery import ORDERS, journal, publish, state
+
+# A checkpoint's transaction, killed after SQLite wrote changed pages to the file (cache of one page).
+KILLED_TRANSACTION = """
+import os, signal, sqlite3, sys
+connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+connection.execute("PRAGMA cache_size = 1")
+connection.execute("BEGIN IMMEDIATE")
+connection.execute("DELETE FROM records")
+connection.execute("DELETE FROM meta")
+connection.execute("CREATE TABLE junk (x)")
+connection.execute("INSERT INTO junk VALUES (randomblob(100000))")
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _killed_checkpoint(tmp_path: Path) -> Path:
+    log = tmp_path / "journal"
+    journal(log, [publish("orders", {"id": n, "pad": "x" * 500}) for n in range(1, 41)])
+    first = recover([ORDERS], journal=log, now=T0, base_dir=tmp_path)
+    path = sow_path(ORDERS, tmp_path)
+    assert path is not None
+    checkpoint(path, first.store.groups[0], sequence=40, sync=False)
+    killed = subprocess.run([sys.executable, "-c", KILLED_TRANSACTION, str(path)], timeout=30)
+    assert killed.returncode == -signal.SIGKILL
+    assert path.with_name(path.name + "-journal").stat().st_size > 0  # hot
+    return path
+
+
+def test_a_checkpoint_killed_mid_transaction_is_rolled_back_not_called_damaged(tmp_path: Path) -> None:
+    path = _killed_checkpoint(tmp_path)
+    journal(tmp_path / "journal", [publish("orders", {"id": 41})])
+    result = recover([ORDERS], journal=tmp_path / "journal", now=T0, base_dir=tmp_path)
+    report = result.groups[0]
+    assert (report.source, report.loaded, report.file_sequence, report.replayed, report.problem) == \
+        ("file", 40, 40, 1, None)
+    assert sorted(state(result)) == list(range(1, 42))
+    assert not path.with_name(path.name + "-journal").exists()
+    assert not path.with_name(path.name + ".damaged").exists()
+
+
+def test_a_damaged_file_is_moved_aside_with_its_rollback_journal(tmp_path: Path, monkeypatch) -> None:
+    path = _killed_checkpoint(tmp_path)
+    hot = path.with_name(path.name + "-journal")
+    monkeypatch.setattr(recovery, "_roll_back", lambda path: None, raising=False)  # a rollback that did not happen
+    result = recover([ORDERS], journal=tmp_path / "journal", now=T0, base_dir=tmp_path)
+    assert result.groups[0].source == "rebuilt"
+    assert not hot.exists() and path.with_name(path.name + ".damaged-journal").exists()  # never left where SQLite would apply it to the next file of that name
+    group = result.store.groups[0]
+    checkpoint(path, group, sequence=40, sync=False)  # a new file
+    checkpoint(path, group, sequence=40, sync=False)
+    fresh = TopicGroup(ORDERS)
+    assert load_group(path, fresh).last_sequence == 40 and len(fresh) == 40
+
+
+def test_an_orphaned_rollback_journal_is_not_applied_to_a_new_file(tmp_path: Path) -> None:
+    path = _killed_checkpoint(tmp_path)
+    path.unlink()  # the file was removed by hand, its journal left
+    result = recover([ORDERS], journal=tmp_path / "journal", now=T0, base_dir=tmp_path)
+    assert result.groups[0].source == "rebuilt" and len(state(result)) == 40
+    group = result.store.groups[0]
+    group.needs_rewrite = True
+    checkpoint(path, group, sequence=40, sync=False)
+    fresh = TopicGroup(ORDERS)
+    assert load_group(path, fresh).last_sequence == 40 and len(fresh) == 40
