@@ -97,6 +97,9 @@ def _report(result: RecoveryResult) -> None:
                      group.path, group.problem or "not used")
         else:
             log.info("%s: transient, %d journal record(s) replayed", name, group.replayed)
+        if group.removed:
+            log.warning("%s: removed the temporary file(s) of a checkpoint killed midway: %s", name,
+                        ", ".join(group.removed))
         # a first start has no SOW file (normal); a damaged or ahead-of-journal file deserves a warning
         if group.problem and group.problem != "no SOW file yet":
             log.warning("%s: %s", name, group.problem)

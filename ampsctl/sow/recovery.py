@@ -15,6 +15,8 @@ Theory of operation (AMPS's own model, DESIGN.md; seeds 001 and 003):
    A checkpoint killed mid-transaction left SQLite's hot rollback journal beside the file:
    it is rolled back first (``_roll_back``), and a journal never stays where SQLite would apply
    it to a later file of that name (moved aside with a damaged file, removed without one).
+   The temporary file of a whole-file write killed midway (``.<file>.tmp-<pid>``, its pid gone)
+   is removed, so crashes do not pile them up.
 3. Transient topic: rebuilt from the journal from its RecoveryPoint (``now``: empty).
 4. One scan of the journal from the lowest start point applies every record to the groups
    that need it (``SowStore.apply`` skips what a group already holds). A torn journal tail is
@@ -55,6 +57,7 @@ class GroupRecovery:
     file_sequence: int | None = None  # the file's last_sequence
     replayed: int = 0  # journal records applied
     problem: str | None = None  # why the file was not used, or a note (file ahead of the journal)
+    removed: list[str] = field(default_factory=list)  # temporary files of killed checkpoints, removed
 
 
 @dataclass(slots=True)
@@ -121,6 +124,7 @@ def _prepare(store: SowStore, position: int, base_dir: str | os.PathLike[str], l
         group.sequence = start_over
         return GroupRecovery(spec.name, spec.message_type, None, "journal" if start_over == 0 else "empty")
     report = GroupRecovery(spec.name, spec.message_type, str(path), "rebuilt")
+    report.removed = _remove_temporaries(path)
     hot = rollback_journal(path)
     if not path.exists():
         report.problem = "no SOW file yet"
@@ -153,6 +157,41 @@ def _prepare(store: SowStore, position: int, base_dir: str | os.PathLike[str], l
         report.problem = f"the SOW file is ahead of the journal (file {fresh.sequence}, journal {last}); kept as it is"
         fresh.sequence = last
     return report
+
+
+def _remove_temporaries(path: Path) -> list[str]:
+    """Remove the ``.<file>.tmp-<pid>`` files (``sowfile.temporary_path``) of writers that are
+    gone: a process killed while it wrote a whole new file (a first checkpoint, a rebuild) left
+    one, under its own pid, so each crash would add one more. A live process's file is left."""
+    prefix = f".{path.name}.tmp-"
+    removed = []
+    try:
+        names = [entry.name for entry in os.scandir(path.parent) if entry.name.startswith(prefix)]
+    except OSError:
+        return removed  # no directory yet, or not readable: loading the file says what is wrong
+    for name in names:
+        pid = name[len(prefix):]
+        if not pid.isdigit() or (int(pid) != os.getpid() and _alive(int(pid))):
+            continue
+        try:
+            (path.parent / name).unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            raise EnvironmentProblem(f"cannot remove the temporary SOW file {path.parent / name}: {error.strerror}",
+                                     code="SOW_IO", hint="check the directory's permissions") from None
+        removed.append(name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def rollback_journal(path: Path) -> Path:

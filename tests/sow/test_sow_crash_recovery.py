@@ -5,6 +5,7 @@ and a journal must never be left where SQLite would apply it to another file of 
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -80,3 +81,15 @@ def test_an_orphaned_rollback_journal_is_not_applied_to_a_new_file(tmp_path: Pat
     checkpoint(path, group, sequence=40, sync=False)
     fresh = TopicGroup(ORDERS)
     assert load_group(path, fresh).last_sequence == 40 and len(fresh) == 40
+
+
+def test_temporary_files_of_dead_writers_are_removed_and_a_live_ones_kept(tmp_path: Path) -> None:
+    path = _killed_checkpoint(tmp_path)
+    dead = path.with_name(f".{path.name}.tmp-{2**22 + 7}")  # above any pid_max
+    live = path.with_name(f".{path.name}.tmp-{os.getppid()}")  # a compaction still writing, say
+    other = path.with_name(f".other.json.sow.tmp-{2**22 + 7}")
+    for stale in (dead, live, other):
+        stale.write_bytes(b"SQLite format 3\0")
+    result = recover([ORDERS], journal=tmp_path / "journal", now=T0, base_dir=tmp_path)
+    assert result.groups[0].removed == [dead.name]
+    assert not dead.exists() and live.exists() and other.exists()
