@@ -62,8 +62,9 @@ def _compact_local(job: CompactJob, on_error: Callable[[ReplayError], None] | No
         result = compact(job.journal, job.specs, job.out, as_of=job.as_of, now=job.now, overwrite=job.overwrite,
                          on_error=handler, progress=progress)
         return CompactOutcome(result, Engine.LOCAL)
-    from ampsctl.pipeline.output import groups_from_files, write_groups
+    from ampsctl.pipeline.output import check_groups_out, groups_from_files, write_groups
 
+    check_groups_out(job.specs, job.out, job.output, overwrite=job.overwrite)  # before the work, as for SOW files
     # Parquet/JSONL: compact into SOW files in a scratch directory, then convert them, so the
     # records are exactly those of the SOW files.
     with tempfile.TemporaryDirectory(prefix="ampsctl-compact-") as scratch:

@@ -38,26 +38,51 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
 
-def write_groups(groups: Sequence[TopicGroup], out: str | os.PathLike[str], output: OutputFormat, *,
-                 overwrite: bool) -> list[CompactedFile]:
-    """Write each group's records to ``out/<Name>.<MessageType>.<parquet|jsonl>``."""
+def check_groups_out(specs: Sequence[TopicSpec], out: str | os.PathLike[str], output: OutputFormat, *,
+                     overwrite: bool) -> list[Path]:
+    """The files ``write_groups`` will write; a UsageError, before any work, when ``out`` is a
+    file or a target exists without ``overwrite`` (both engines call it before compacting)."""
+    if Path(out).exists() and not Path(out).is_dir():
+        raise UsageError(f"--out {out} is a file, not a directory",
+                         hint=f"give a directory for the {output.value} files (it is created if missing)")
     suffix = "." + output.value
-    targets = [Path(out) / (file_name(group.spec)[: -len(".sow")] + suffix) for group in groups]
+    targets = [Path(out) / (file_name(spec)[: -len(".sow")] + suffix) for spec in specs]
     for target in targets:
         if target.exists() and not overwrite:
             raise UsageError(f"{target} already exists", hint="pass --force to replace existing files, or pick another --out")
-    Path(out).mkdir(parents=True, exist_ok=True)
+    return targets
+
+
+def write_groups(groups: Sequence[TopicGroup], out: str | os.PathLike[str], output: OutputFormat, *,
+                 overwrite: bool) -> list[CompactedFile]:
+    """Write each group's records to ``out/<Name>.<MessageType>.<parquet|jsonl>``."""
+    targets = check_groups_out([group.spec for group in groups], out, output, overwrite=overwrite)
+    try:
+        Path(out).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unwritable(Path(out), exc) from None
     files = []
     for group, target in zip(groups, targets, strict=True):
         rows = sorted(_rows(group), key=lambda row: (row["topic"], row["sow_key"]))
         temporary = target.with_name(target.name + ".tmp")
-        if output is OutputFormat.PARQUET:
-            _write_parquet(temporary, rows)
-        else:
-            _write_jsonl(temporary, rows)
-        temporary.replace(target)
+        try:
+            if output is OutputFormat.PARQUET:
+                _write_parquet(temporary, rows)
+            else:
+                _write_jsonl(temporary, rows)
+            temporary.replace(target)
+        except OSError as exc:
+            temporary.unlink(missing_ok=True)
+            raise _unwritable(target, exc) from None
         files.append(CompactedFile(group.spec.name, group.spec.message_type, str(target), len(rows), len(group.topics)))
     return files
+
+
+def _unwritable(path: Path, exc: OSError) -> EnvironmentProblem:
+    reason = "a part of the path is a file, not a directory" if isinstance(exc, (FileExistsError, NotADirectoryError)) \
+        else exc.strerror or str(exc)
+    return EnvironmentProblem(f"cannot write {path}: {reason}", code="IO",
+                              hint="check that --out is a directory you can write to (or a path where one can be created)")
 
 
 def groups_from_files(specs: Sequence[TopicSpec], paths: Sequence[str]) -> list[TopicGroup]:
@@ -123,7 +148,12 @@ def _prepare(out: Path, overwrite: bool) -> None:
             shutil.rmtree(out)
         else:
             out.unlink()
-    out.parent.mkdir(parents=True, exist_ok=True)
+    try:  # made and removed again: Spark wants to create it, and fails with a Java stack trace where it cannot
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.mkdir()
+        out.rmdir()
+    except OSError as exc:
+        raise _unwritable(out, exc) from None
 
 
 @contextmanager

@@ -90,6 +90,10 @@ def compact(spark: SparkSession, job: CompactJob, *, shuffle_partitions: int | N
         if Path(job.out).exists() and not Path(job.out).is_dir():
             raise UsageError(f"--out {job.out} is a file, not a directory", hint="give a directory for the SOW files (it is created if missing)")
         check_targets(targets, job.overwrite)
+    else:
+        from ampsctl.pipeline.output import check_groups_out
+
+        check_groups_out(specs, job.out, job.output, overwrite=job.overwrite)
     with progress or nullcontext(), translated():
         state = _run(spark, job, shuffle_partitions)
     errors = sorted(state["errors"], key=lambda exc: exc.sequence)

@@ -1,0 +1,74 @@
+"""Bad input to the pipeline commands: a clear error and its exit code, never a traceback.
+
+Found by a bad-input round on ``journal compact`` and ``journal export``: outputs that are
+files or cannot be created, malformed ``--conf`` values, and journals the data source
+cannot carry. Most cases run the CLI in a subprocess on a tiny journal; the cases that need
+a JVM share the test session (``conftest.py``) through the pipeline's functions.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ampsctl.errors import EnvironmentProblem, UsageError
+from ampsctl.pipeline.engines import run_compact
+from ampsctl.pipeline.jobs import CompactJob, Engine, OutputFormat
+from journals import SPECS, generate
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "compact"
+
+
+def _ampsctl(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ampsctl", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("bad-input")
+    (base / "compact.xml").write_bytes((DATA / "amps.xml").read_bytes())
+    done = _ampsctl("journal", "import", str(DATA / "journal.jsonl"), "--out", "journal", cwd=base)
+    assert done.returncode == 0, done.stderr
+    (base / "afile").write_text("not a directory\n")
+    return base
+
+
+def _clean(done: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr and "\tat " not in done.stderr
+
+
+@pytest.mark.parametrize("out_format", ["parquet", "jsonl"])
+def test_compact_out_that_is_a_file_or_below_one(base: Path, out_format: str) -> None:
+    done = _ampsctl("journal", "compact", "journal", "-c", "compact.xml", "-o", "afile", "--out-format", out_format, cwd=base)
+    assert done.returncode == 2, done.stderr
+    assert "--out afile is a file, not a directory" in done.stderr
+    _clean(done)
+    done = _ampsctl("journal", "compact", "journal", "-c", "compact.xml", "-o", "afile/sub", "--out-format", out_format, cwd=base)
+    assert done.returncode == 4, done.stderr
+    assert "cannot write afile/sub: a part of the path is a file" in done.stderr
+    _clean(done)
+    assert (base / "afile").read_text() == "not a directory\n"
+
+
+@pytest.mark.parametrize("out_format", ["parquet", "jsonl"])
+def test_compact_out_that_is_a_file_on_spark(spark, tmp_path: Path, out_format: str) -> None:
+    generate(tmp_path / "journal", 50)
+    (tmp_path / "afile").write_text("x")
+    job = CompactJob(str(tmp_path / "journal"), SPECS, str(tmp_path / "afile"), keep_going=True, output=OutputFormat(out_format))
+    with pytest.raises(UsageError, match="is a file, not a directory"):
+        run_compact(job, Engine.SPARK, spark=spark)
+
+
+@pytest.mark.parametrize("args", [("--format", "jsonl"), ("--format", "parquet", "--master", "local[1]")])
+def test_export_out_below_a_file_or_unwritable(base: Path, args: tuple[str, ...]) -> None:
+    done = _ampsctl("journal", "export", "journal", *args, "-o", "afile/x", cwd=base)
+    assert done.returncode == 4, done.stderr
+    assert "cannot write afile/x: a part of the path is a file" in done.stderr
+    _clean(done)
+    done = _ampsctl("journal", "export", "journal", *args, "-o", "/proc/ampsctl-export", cwd=base)  # not creatable, even as root
+    assert done.returncode == 4, done.stderr
+    assert "cannot write /proc/ampsctl-export" in done.stderr and "hint:" in done.stderr
+    _clean(done)
