@@ -80,13 +80,13 @@ class Broker:
     """One broker process; ``uri`` once it listens (``start`` returns False if it exited first)."""
 
     def __init__(self, config: Path, log: Path, *, checkpoint_interval: float | None = 0.02,
-                 preexec_fn: Any = None) -> None:
+                 preexec_fn: Any = None, wrapper: tuple[str, ...] = ()) -> None:
         if checkpoint_interval is None:
             command = [*AMPSCTL, "broker", "run", "--config", str(config), "--port", "0", "--log-level", "debug"]
         else:
             command = [sys.executable, "-c", LAUNCHER, str(config), str(checkpoint_interval)]
         self.log = log
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log.open("ab"), cwd=config.parent,
+        self.process = subprocess.Popen([*wrapper, *command], stdout=subprocess.PIPE, stderr=log.open("ab"), cwd=config.parent,
                                         preexec_fn=preexec_fn)
         self.uri = ""
 

@@ -115,3 +115,25 @@ def test_a_stale_temporary_checkpoint_file_is_removed(tmp_path: Path) -> None:
     stale.write_bytes((sow / "orders.json.sow").read_bytes()[:5000])
     _restart_matches_the_journal(tmp_path, config, acked)
     assert sorted(p.name for p in sow.iterdir()) == ["orders.json.sow"]
+
+
+@pytest.mark.parametrize("damage", ["flip", "delete"])
+def test_damage_inside_the_journal_is_refused_with_exit_3_naming_the_segment(tmp_path: Path, damage: str) -> None:
+    rng = random.Random(SEED)
+    config, acked = _first_run(tmp_path, rng)
+    segments = sorted((tmp_path / "journal").glob("*.journal"))
+    assert len(segments) >= 3
+    # a sealed one; not the first when deleting: a journal may start later (old segments removed)
+    victim = segments[rng.randrange(1 if damage == "delete" else 0, len(segments) - 1)]
+    if damage == "delete":
+        victim.unlink()
+    else:
+        data = bytearray(victim.read_bytes())
+        data[rng.randrange(36, len(data) - 100)] ^= 0x10
+        victim.write_bytes(bytes(data))
+    broker = Broker(config, tmp_path / "second.log", checkpoint_interval=None)
+    started = broker.start()
+    if started:
+        broker.stop()
+    assert not started and broker.process.returncode == 3, f"seed {SEED}: {victim.name}\n{broker.log_text()}"
+    assert "journal segment damaged" in broker.log_text() and "journal/0000" in broker.log_text(), broker.log_text()
