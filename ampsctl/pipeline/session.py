@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ampsctl.errors import EnvironmentProblem, UsageError
+from ampsctl.errors import AmpsctlError, EnvironmentProblem, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -76,6 +76,32 @@ def parse_conf(items: Sequence[str] | None) -> dict[str, str]:
             raise UsageError(f"--conf {item!r} is not KEY=VALUE", hint="for example --conf spark.executor.memory=4g")
         conf[key.strip()] = value
     return conf
+
+
+# Memory sizes Spark hands on as they are: spark.driver.memory becomes the driver JVM's -Xmx (a
+# bad one kills the JVM before it says a word, and the user sees Java's own lines); the others
+# are Spark byte strings, checked later with a JVM stack trace.
+_JAVA_SIZE = re.compile(r"[1-9][0-9]*[kmgt]", re.IGNORECASE)
+_BYTE_SIZE = re.compile(r"[0-9]+([kmgtp]b?|b)?", re.IGNORECASE)
+_SIZES = {"spark.driver.memory": _JAVA_SIZE, "spark.executor.memory": _JAVA_SIZE,
+          "spark.driver.memoryOverhead": _BYTE_SIZE, "spark.executor.memoryOverhead": _BYTE_SIZE,
+          "spark.executor.pyspark.memory": _BYTE_SIZE, "spark.driver.maxResultSize": _BYTE_SIZE,
+          "spark.memory.offHeap.size": _BYTE_SIZE}
+
+
+def check_conf(conf: Mapping[str, str]) -> None:
+    """UsageError for a conf Spark would fail on with Java's output: a memory size it cannot
+    read, or ``spark.master`` (which would bypass the --master checks)."""
+    for key, value in conf.items():
+        if key == "spark.master":
+            raise UsageError("--conf spark.master is not used: give the master with --master",
+                             hint="for example --master local[4] or --master spark://HOST:7077")
+        form = _SIZES.get(key)
+        if form is not None and not form.fullmatch(value.strip()):
+            example = "4g or 4096m" if form is _JAVA_SIZE else "512m, 4g or 0 (where 0 means no limit)"
+            raise UsageError(f"--conf {key}={value!r} is not a memory size", code="BAD_CONF",
+                             hint=f"a positive whole number with a unit k, m, g or t, e.g. {key}={example.split(' ')[0]} "
+                                  f"({example})")
 
 
 def check_pyspark() -> None:
@@ -190,6 +216,7 @@ def start(options: SessionOptions | None = None) -> SparkSession:
     options = options or SessionOptions()
     check_pyspark()
     check_master(options.master)
+    check_conf(options.conf)
     find_java()
     from pyspark.sql import SparkSession
 
@@ -200,15 +227,45 @@ def start(options: SessionOptions | None = None) -> SparkSession:
     builder = SparkSession.builder.master(options.master).appName(options.app_name)
     for key, value in build_conf(options).items():
         builder = builder.config(key, value)
+    existing = SparkSession.getActiveSession()
     try:
         spark = builder.getOrCreate()
     except Exception as exc:  # pyspark raises PySparkRuntimeError, Py4JError or a Java exception here
+        # Java was found above: a JVM that exits at once is its settings' fault (Java printed why)
         raise EnvironmentProblem(f"Spark could not start on {options.master}: {_first_line(exc)}",
-                                 code="SPARK_START", hint=JAVA_HINT if "JAVA" in str(exc).upper() else
-                                 "check --master and --conf; rerun with --traceback for Spark's own message") from exc
-    spark.sparkContext.setLogLevel(options.log_level)
-    register_sources(spark)
+                                 code="SPARK_START", hint="check --master and --conf (Java's own message, if any, is above); "
+                                 "rerun with --traceback for Spark's") from exc
+    try:
+        spark.sparkContext.setLogLevel(options.log_level)
+        register_sources(spark)  # the first use of the SQL session state: a bad spark.sql.* conf fails here
+    except Exception as exc:
+        if existing is None:  # not a session someone else is using
+            spark.stop()
+        raise _conf_error(exc, options.master) from exc
     return spark
+
+
+def _conf_error(exc: Exception, master: str) -> AmpsctlError:
+    """The error for a session whose SQL state cannot be built (``spark.sql.shuffle.partitions=abc``)."""
+    text = _root_cause(exc)
+    found = re.search(r"\[INVALID_CONF_VALUE[^\]]*\] (.*?)(?: SQLSTATE: \w+)?$", text, re.MULTILINE)
+    if found is not None:
+        return UsageError(f"Spark refused a --conf value: {found[1]}", code="BAD_CONF",
+                          hint="fix or drop that --conf")
+    return EnvironmentProblem(f"Spark could not start on {master}: {text.splitlines()[0][:300] if text else type(exc).__name__}",
+                              code="SPARK_START", hint="check --master and --conf; rerun with --traceback for Spark's own message")
+
+
+def _root_cause(exc: BaseException) -> str:
+    """The message of the innermost Java cause of a PySpark exception (its own text names only the outermost)."""
+    origin = getattr(exc, "_origin", None)  # the Java Throwable behind a pyspark CapturedException
+    try:
+        while origin is not None and origin.getCause() is not None:
+            origin = origin.getCause()
+        message = origin.getMessage() if origin is not None else None
+    except Exception:  # the gateway is gone: use the Python text
+        message = None
+    return (message or str(exc)).strip()
 
 
 def register_sources(spark: SparkSession) -> None:

@@ -72,3 +72,30 @@ def test_export_out_below_a_file_or_unwritable(base: Path, args: tuple[str, ...]
     assert done.returncode == 4, done.stderr
     assert "cannot write /proc/ampsctl-export" in done.stderr and "hint:" in done.stderr
     _clean(done)
+
+
+@pytest.mark.parametrize(("conf", "message"), [
+    ("spark.driver.memory=lots", "--conf spark.driver.memory='lots' is not a memory size"),  # Java's -Xmx: no JVM start
+    ("spark.driver.memory=1.5g", "is not a memory size"),
+    ("spark.executor.memory=-1g", "--conf spark.executor.memory='-1g' is not a memory size"),
+    ("spark.driver.memory=", "is not a memory size"),
+    ("spark.master=yarn", "give the master with --master"),
+    ("spark.sql.shuffle.partitions=abc",  # refused by Spark's SQL session state, after the JVM started
+     "Spark refused a --conf value: The value 'abc' in the config \"spark.sql.shuffle.partitions\" is invalid"),
+])
+def test_bad_conf_is_a_usage_error_without_java_output(base: Path, conf: str, message: str) -> None:
+    done = _ampsctl("journal", "compact", "journal", "-c", "compact.xml", "-o", "conf-out", "--engine", "spark",
+                    "--master", "local[1]", "--conf", conf, cwd=base)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and "hint:" in done.stderr
+    _clean(done)
+    assert "Invalid maximum heap size" not in done.stderr and "Exception in thread" not in done.stderr
+
+
+def test_memory_sizes_spark_accepts_pass() -> None:
+    from ampsctl.pipeline.session import check_conf
+
+    check_conf({"spark.driver.memory": "2G", "spark.executor.memory": "512m", "spark.driver.maxResultSize": "0",
+                "spark.executor.memoryOverhead": "1gb", "spark.foo": "anything"})
+    with pytest.raises(UsageError, match="not a memory size"):
+        check_conf({"spark.driver.memory": "2gb"})  # Java's -Xmx2gb is invalid
