@@ -19,6 +19,9 @@ Invariants:
    durable (``commit`` returned, or ``end_commit`` with a job that succeeded), and never back.
 3. A journal write error (disk full, permissions) is fatal for the broker (EnvironmentProblem):
    acknowledging further publishes would promise what cannot be kept.
+4. A synchronous ``commit`` or ``checkpoint`` that fails keeps its error in ``error`` (the
+   first one), so a failure during shutdown, which the server does not raise again, still
+   ends ``serve`` with that error: a log line and exit code 4, never a silent exit 0.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class Durability:
         self.committed = writer.last_sequence if writer is not None else 0
         self._held: deque[tuple[int, int, bytes]] = deque()  # (sequence, conn, frame)
         self._sync = writer is None or writer.fsync is not FsyncPolicy.NEVER
+        self.error: AmpsctlError | None = None  # the first failed commit or checkpoint (invariant 4)
 
     @property
     def appended(self) -> int:
@@ -80,9 +84,17 @@ class Durability:
     def commit(self) -> list[tuple[int, bytes]]:
         """Commit the journal now (blocking on the fsync); the held frames it releases (``release``)."""
         if self.writer is not None and self.uncommitted:
-            self.writer.commit()
+            try:
+                self.writer.commit()
+            except AmpsctlError as exc:
+                self._failed(exc)
+                raise
             self.committed = self.writer.last_sequence
         return self.release()
+
+    def _failed(self, error: AmpsctlError) -> None:
+        if self.error is None:
+            self.error = error
 
     def begin_commit(self) -> SyncJob | None:
         """Write what is pending; the fsync to run off the loop, or None when none is owed.
@@ -138,8 +150,10 @@ class Durability:
         snapshots = self.snapshot()
         try:
             return self.write(snapshots)
-        except BaseException:
+        except BaseException as exc:
             self.restore(snapshots)
+            if isinstance(exc, AmpsctlError):
+                self._failed(exc)
             raise
 
     def snapshot(self) -> list[tuple[Path, Snapshot]]:

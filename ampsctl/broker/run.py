@@ -11,7 +11,8 @@
 4. bind every listener (a port in use is EnvironmentProblem, exit 4).
 
 ``running_broker`` is the same as an async context manager (tests, the future pytest plugin);
-``serve`` runs until ``stop`` is set (SIGINT/SIGTERM in the CLI) or the broker fails.
+``serve`` runs until ``stop`` is set (SIGINT/SIGTERM in the CLI) or the broker fails; a final
+commit or checkpoint that fails during the shutdown is that failure too (logged, exit code 4).
 """
 
 from __future__ import annotations
@@ -83,7 +84,11 @@ async def serve(settings: BrokerSettings, *, on_ready: Callable[[list[str]], Non
     log.info("shutting down")
     await server.close()
     stopped.cancel()
-    return server.failure
+    failure = server.failure
+    if failure is None and server.durability.error is not None:  # the final commit or checkpoint failed
+        failure = server.durability.error
+        log.critical("the shutdown could not finish: %s", failure.message)
+    return failure
 
 
 def _report(result: RecoveryResult) -> None:

@@ -112,3 +112,27 @@ def test_an_unfinished_checkpoint_in_a_read_only_directory_is_refused_with_exit_
         assert "loaded" in broker.log_text() and "SOW file is damaged" not in broker.log_text(), broker.log_text()
     finally:
         assert broker.stop() == 0
+
+
+def test_a_final_checkpoint_that_fails_at_shutdown_is_said_with_exit_4(tmp_path: Path) -> None:
+    """The periodic checkpoint (5 s) never runs: only the shutdown's own can fail. It was
+    swallowed: exit 0 and not a word, the SOW file silently behind its journal."""
+    wrapper = _wrapper()
+    rng = random.Random(SEED)
+    config = write_config(tmp_path)
+    broker = start(config, tmp_path / "first.log", checkpoint_interval=None, wrapper=wrapper)
+    asyncio.run(run_workload(broker.uri, rng, Acked(), 0.3))
+    assert broker.stop() == 0, broker.log_text()
+    sow = tmp_path / "sow"
+    sow.chmod(READ_ONLY)
+    try:
+        broker = start(config, tmp_path / "second.log", checkpoint_interval=None, wrapper=wrapper)
+        acked = Acked()
+        asyncio.run(run_workload(broker.uri, rng, acked, 0.3))
+        assert acked.publishes
+        code = broker.stop()
+        log = broker.log_text()
+        assert code == 4, f"exit {code}\n{log[-2000:]}"
+        assert "cannot write SOW file" in log, log[-2000:]
+    finally:
+        sow.chmod(0o755)
