@@ -49,7 +49,7 @@ CONFIG = """<AMPSConfig>
 """
 
 LAUNCHER = """
-import asyncio, dataclasses, logging, sys
+import asyncio, dataclasses, logging, signal, sys
 from ampsctl.broker.run import serve
 from ampsctl.broker.settings import broker_settings
 from ampsctl.config.loader import load_config
@@ -61,8 +61,14 @@ logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
 settings = broker_settings(ConfigModel(load_config(sys.argv[1])), port=0, fsync=FsyncPolicy.GROUP)
 settings = dataclasses.replace(settings, checkpoint_interval=float(sys.argv[2]))
 ready = lambda uris: print("listening", uris[0], flush=True)
+
+async def main():
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)  # as the CLI does
+    return await serve(settings, on_ready=ready, stop=stop)
+
 try:
-    failure = asyncio.run(serve(settings, on_ready=ready, stop=asyncio.Event()))
+    failure = asyncio.run(main())
 except AmpsctlError as exc:
     print(f"error: {exc}", file=sys.stderr, flush=True)
     sys.exit(exc.exit_code)
@@ -122,7 +128,7 @@ class Acked:
     """What the broker acknowledged as persisted: (client, publisher seq) -> bookmark, data."""
 
     publishes: dict[tuple[str, int], tuple[bytes, bool]] = field(default_factory=dict)
-    deletes: int = 0
+    deletes: dict[str, int] = field(default_factory=dict)  # client -> sow_deletes acknowledged
     failures: list[str] = field(default_factory=list)  # failure acks (a full disk)
 
     def last_acked(self, records: list[Any]) -> Any:
@@ -149,7 +155,7 @@ async def client_loop(uri: str, name: str, rng: random.Random, acked: Acked, *, 
                 if roll < 0.12:
                     await client.request({"c": "sow_delete", "t": "orders", "a": "persisted,stats",
                                           "filter": f"/id = {key}"}, until="stats")
-                    acked.deletes += 1
+                    acked.deletes[name] = acked.deletes.get(name, 0) + 1
                     continue
                 topic = "trades" if roll < 0.3 else "orders"
                 delta = topic == "orders" and roll > 0.8
@@ -192,6 +198,9 @@ def check_acked_in_journal(records: list[Any], acked: Acked, context: str) -> No
             ident = (record.client_name, record.publisher_sequence)
             assert ident not in found, f"{context}: {ident} journaled twice ({found[ident].sequence}, {record.sequence})"
             found[ident] = record
+    for name, count in acked.deletes.items():
+        journaled = sum(1 for r in records if r.command is Command.SOW_DELETE and r.client_name == name)
+        assert journaled >= count, f"{context}: {name} had {count} sow_deletes acknowledged, {journaled} journaled"
     for ident, (data, delta) in acked.publishes.items():
         record = found.get(ident)
         assert record is not None, f"{context}: acknowledged publish {ident} is not in the journal"
