@@ -48,6 +48,7 @@ class SegmentTask:
     last: bool  # the journal's last segment: a torn tail may end it
     next_first_sequence: int | None  # the first sequence of the next segment (None: last, or unknown)
     to_sequence: int | None = None  # stop after this sequence (an as-of point); None: read it all
+    next_path: str | None = None  # the next segment's file (a gap to it is reported there, as JournalReader does)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +95,8 @@ def plan_segments(journal: str | Path, *, to_sequence: int | None = None) -> lis
         header = read_header(file, head, last=position == len(files) - 1)
         firsts.append(header.first_sequence if header is not None else None)
     tasks = [SegmentTask(str(file), number, position == len(files) - 1,
-                         firsts[position + 1] if position + 1 < len(files) else None, to_sequence)
+                         firsts[position + 1] if position + 1 < len(files) else None, to_sequence,
+                         str(files[position + 1][1]) if position + 1 < len(files) else None)
              for position, (number, file) in enumerate(files)]
     if to_sequence is None:
         return tasks
@@ -196,8 +198,11 @@ def _gap(task: SegmentTask, analysis: Analysis) -> JournalCorruptError | None:
     if task.next_first_sequence is None or analysis.damage or analysis.sequence_errors:
         return None
     last = analysis.index.last_sequence if analysis.index.records else analysis.header.first_sequence - 1
-    if task.next_first_sequence == last + 1:
+    first = task.next_first_sequence
+    if first == last + 1:
         return None
-    return JournalCorruptError(task.path, analysis.size,
-                               f"the next segment starts at sequence {task.next_first_sequence} but this one ends at {last}",
+    # JournalReader's error, word for word: at offset 0 of the segment that does not follow on
+    what = f"sequences {last + 1} to {first - 1} are missing" if first > last + 1 else "it overlaps the segment before"
+    return JournalCorruptError(task.next_path or task.path, 0 if task.next_path else analysis.size,
+                               f"segment starts at sequence {first} but the previous segment ends at {last}: {what}",
                                hint="a segment file is missing or was copied from another journal; restore it")
