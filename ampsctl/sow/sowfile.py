@@ -104,7 +104,12 @@ class SowMeta:
 
 
 def damaged(path: str | os.PathLike[str], reason: str) -> SowFileError:
-    return SowFileError(str(path), f"SOW file is damaged: {reason}", hint=_DAMAGED_HINT, code="SOW_DAMAGED", damaged=True)
+    hint = _DAMAGED_HINT
+    if os.path.isfile(f"{path}-journal"):  # a read-only open cannot roll a killed checkpoint back
+        reason += f" (beside it is {os.path.basename(path)}-journal: a checkpoint was interrupted)"
+        hint = ("the broker rolls the interrupted checkpoint back when it starts (so does any writable SQLite "
+                "open of the file); do not delete the -journal file, it holds the file's previous state")
+    return SowFileError(str(path), f"SOW file is damaged: {reason}", hint=hint, code="SOW_DAMAGED", damaged=True)
 
 
 def check_header(path: str | os.PathLike[str]) -> None:

@@ -93,3 +93,12 @@ def test_temporary_files_of_dead_writers_are_removed_and_a_live_ones_kept(tmp_pa
     result = recover([ORDERS], journal=tmp_path / "journal", now=T0, base_dir=tmp_path)
     assert result.groups[0].removed == [dead.name]
     assert not dead.exists() and live.exists() and other.exists()
+
+
+def test_the_offline_tools_name_an_interrupted_checkpoint_instead_of_advising_deletion(tmp_path: Path) -> None:
+    path = _killed_checkpoint(tmp_path)
+    result = subprocess.run([sys.executable, "-m", "ampsctl", "sow", "stats", str(path)], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 3, result.stderr
+    assert "orders.json.sow-journal: a checkpoint was interrupted" in result.stderr
+    assert "delete it" not in result.stderr
