@@ -117,7 +117,7 @@ def test_a_stale_temporary_checkpoint_file_is_removed(tmp_path: Path) -> None:
     assert sorted(p.name for p in sow.iterdir()) == ["orders.json.sow"]
 
 
-@pytest.mark.parametrize("damage", ["flip", "delete"])
+@pytest.mark.parametrize("damage", ["flip", "delete", "truncate"])
 def test_damage_inside_the_journal_is_refused_with_exit_3_naming_the_segment(tmp_path: Path, damage: str) -> None:
     rng = random.Random(SEED)
     config, acked = _first_run(tmp_path, rng)
@@ -127,6 +127,8 @@ def test_damage_inside_the_journal_is_refused_with_exit_3_naming_the_segment(tmp
     victim = segments[rng.randrange(1 if damage == "delete" else 0, len(segments) - 1)]
     if damage == "delete":
         victim.unlink()
+    elif damage == "truncate":
+        os.truncate(victim, rng.randrange(36, victim.stat().st_size))
     else:
         data = bytearray(victim.read_bytes())
         data[rng.randrange(36, len(data) - 100)] ^= 0x10
