@@ -15,7 +15,8 @@ carried back to the driver as a JournalCorruptError (``errors.py``).
 
 Schema (``SCHEMA``): sequence, timestamp (UTC TIMESTAMP, microseconds), command (publish,
 delta_publish, sow_delete, expire), topic, message_type, sow_key, expiration (seconds, 0:
-never, null: not given), correlation_id, client_name, publisher_sequence, payload (binary),
+never, null: not given; DECIMAL(20,0): unsigned 64-bit), correlation_id, client_name,
+publisher_sequence (DECIMAL(20,0)), payload (binary),
 segment (the segment number), offset (byte offset of the record in its segment file).
 """
 
@@ -27,20 +28,23 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
-from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType, TimestampType
+from pyspark.sql.types import BinaryType, DecimalType, LongType, StringType, StructField, StructType, TimestampType
 
 from ampsctl.errors import AmpsctlError
 from ampsctl.pipeline.errors import to_task_error
 from ampsctl.pipeline.segments import SegmentTask, Skipped, damage, plan_segments, read_segment
 
 NAME = "ampsctl-journal"
+# expiration and publisher_sequence are unsigned 64-bit in a journal record (journal.codec):
+# DECIMAL(20,0) holds every value, where BIGINT failed the task on one from 2^63 up.
+UINT64 = pa.decimal128(20, 0)
 BATCH_ROWS = 10_000
 
 _COLUMNS = [  # (name, Spark type, nullable): the schema in the module docstring
     ("sequence", LongType(), False), ("timestamp", TimestampType(), False), ("command", StringType(), False),
     ("topic", StringType(), False), ("message_type", StringType(), False), ("sow_key", StringType(), True),
-    ("expiration", LongType(), True), ("correlation_id", StringType(), True), ("client_name", StringType(), True),
-    ("publisher_sequence", LongType(), True), ("payload", BinaryType(), False), ("segment", LongType(), False),
+    ("expiration", DecimalType(20, 0), True), ("correlation_id", StringType(), True), ("client_name", StringType(), True),
+    ("publisher_sequence", DecimalType(20, 0), True), ("payload", BinaryType(), False), ("segment", LongType(), False),
     ("offset", LongType(), False),
 ]
 # Built from types, not DDL text: parsing DDL needs a running SparkContext, which the Python
@@ -51,8 +55,8 @@ _ARROW = pa.schema([
     pa.field("sequence", pa.int64(), False), pa.field("timestamp", pa.timestamp("us", tz="UTC"), False),
     pa.field("command", pa.string(), False), pa.field("topic", pa.string(), False),
     pa.field("message_type", pa.string(), False), pa.field("sow_key", pa.string()),
-    pa.field("expiration", pa.int64()), pa.field("correlation_id", pa.string()), pa.field("client_name", pa.string()),
-    pa.field("publisher_sequence", pa.int64()), pa.field("payload", pa.binary(), False),
+    pa.field("expiration", UINT64), pa.field("correlation_id", pa.string()), pa.field("client_name", pa.string()),
+    pa.field("publisher_sequence", UINT64), pa.field("payload", pa.binary(), False),
     pa.field("segment", pa.int64(), False), pa.field("offset", pa.int64(), False),
 ])
 

@@ -45,7 +45,7 @@ from ampsctl.errors import UsageError
 from ampsctl.journal.record import Command, JournalRecord
 from ampsctl.pipeline.errors import translated
 from ampsctl.pipeline.jobs import CompactJob, CompactOutcome, Engine, OutputFormat
-from ampsctl.pipeline.journal_source import NAME, scan_damage
+from ampsctl.pipeline.journal_source import NAME, UINT64, scan_damage
 from ampsctl.pipeline.keying import Keyer, Kind
 from ampsctl.pipeline.replay import FilterDelete, replay_key
 from ampsctl.sow.compact import CompactedFile, CompactResult, check_targets, file_name
@@ -58,8 +58,8 @@ from ampsctl.sow.store import TopicGroup
 _RECORD_FIELDS = [
     pa.field("sequence", pa.int64()), pa.field("ts", pa.int64()), pa.field("command", pa.string()),
     pa.field("topic", pa.string()), pa.field("message_type", pa.string()), pa.field("payload", pa.binary()),
-    pa.field("sow_key", pa.string()), pa.field("expiration", pa.int64()), pa.field("correlation_id", pa.string()),
-    pa.field("client_name", pa.string()), pa.field("publisher_sequence", pa.int64()),
+    pa.field("sow_key", pa.string()), pa.field("expiration", UINT64), pa.field("correlation_id", pa.string()),
+    pa.field("client_name", pa.string()), pa.field("publisher_sequence", UINT64),
 ]
 _ERROR_FIELDS = [pa.field("message", pa.string()), pa.field("code", pa.string()), pa.field("hint", pa.string())]
 KEYED = pa.schema([pa.field("kind", pa.string()), pa.field("grp", pa.int32()), pa.field("key", pa.string()),
@@ -71,7 +71,7 @@ RESULT = pa.schema([
     pa.field("first", pa.int64()), *_ERROR_FIELDS,
 ])
 _RECORD_COLUMNS = [f.name for f in _RECORD_FIELDS]
-_SPARK_TYPES = {pa.int64(): "BIGINT", pa.int32(): "INT", pa.string(): "STRING", pa.binary(): "BINARY"}
+_SPARK_TYPES = {pa.int64(): "BIGINT", pa.int32(): "INT", pa.string(): "STRING", pa.binary(): "BINARY", UINT64: "DECIMAL(20,0)"}
 
 
 def ddl(schema: pa.Schema) -> str:
@@ -240,9 +240,11 @@ def _groups(specs: tuple[TopicSpec, ...], state: dict[str, Any]) -> list[TopicGr
 
 def row_record(row: dict[str, Any]) -> JournalRecord:
     """A journal record from a row of the journal source with ``ts`` in µs (the compaction and export projection)."""
+    expiration, publisher_sequence = row["expiration"], row["publisher_sequence"]  # Decimal (UINT64) or None
     return JournalRecord(row["sequence"], row["ts"], Command.from_label(row["command"]), row["topic"], row["message_type"],
-                         row["payload"], row["sow_key"], row["expiration"], row["correlation_id"], row["client_name"],
-                         row["publisher_sequence"])
+                         row["payload"], row["sow_key"], None if expiration is None else int(expiration),
+                         row["correlation_id"], row["client_name"],
+                         None if publisher_sequence is None else int(publisher_sequence))
 
 
 def _keying(specs: tuple[TopicSpec, ...]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:

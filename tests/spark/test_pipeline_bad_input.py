@@ -99,3 +99,32 @@ def test_memory_sizes_spark_accepts_pass() -> None:
                 "spark.executor.memoryOverhead": "1gb", "spark.foo": "anything"})
     with pytest.raises(UsageError, match="not a memory size"):
         check_conf({"spark.driver.memory": "2gb"})  # Java's -Xmx2gb is invalid
+
+
+def test_unsigned_64_bit_fields_from_2_63_up(spark, tmp_path: Path) -> None:
+    """A journal's expiration and publisher sequence are unsigned 64-bit: the source carries
+    them exactly (DECIMAL(20,0)); as BIGINT the task failed with a Python traceback."""
+    from ampsctl.journal.record import Command
+    from ampsctl.journal.writer import FsyncPolicy, JournalWriter
+    from ampsctl.sow.errors import ReplayError
+    from ampsctl.sow.sowfile import SowFile
+    from journals import T0
+
+    directory = tmp_path / "journal"
+    with JournalWriter.open(directory, fsync=FsyncPolicy.NEVER) as writer:
+        writer.append(T0, Command.PUBLISH, "orders", "json", b'{"id": 1}', expiration=(1 << 64) - 1)  # refused by the SOW
+        writer.append(T0 + 1, Command.PUBLISH, "orders", "json", b'{"id": 2}', publisher_sequence=1 << 63)
+        writer.append(T0 + 2, Command.PUBLISH, "orders", "json", b'{"id": 3}', expiration=1 << 63)
+    rows = spark.read.format("ampsctl-journal").load(str(directory)).orderBy("sequence").collect()
+    assert [(row.expiration, row.publisher_sequence) for row in rows] == [((1 << 64) - 1, None), (None, 1 << 63), (1 << 63, None)]
+    found = []
+    for engine in (Engine.LOCAL, Engine.SPARK):
+        refused: list[ReplayError] = []
+        outcome = run_compact(CompactJob(str(directory), SPECS, str(tmp_path / engine.value), keep_going=True), engine,
+                              spark=spark, on_error=refused.append)
+        with SowFile.open(outcome.result.files[0].path) as sow:
+            records = [(r.key, r.payload, r.sequence, r.expiration) for r in sow.records()]
+        found.append((records, [(e.sequence, e.message) for e in refused], outcome.result.skipped))
+    assert found[0] == found[1] and found[0][2] == 2 and len(found[0][0]) == 1
+    with pytest.raises(ReplayError, match="expiration 18446744073709551615 s"):
+        run_compact(CompactJob(str(directory), SPECS, str(tmp_path / "failed")), Engine.SPARK, spark=spark)
