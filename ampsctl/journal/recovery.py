@@ -12,6 +12,8 @@ Theory of operation (the writer's ``open``; the reader never repairs):
   ``Recovery``; damage is refused with JournalCorruptError naming the segment and offset.
 * Nothing acknowledged is cut: a torn tail is, by definition, bytes with no intact record
   after them, written after the last fsync (see segment.py for how it is told from damage).
+  A last segment shorter than the index its clean close wrote lost acknowledged records
+  (a crash leaves no such index: opening deletes it): refused, whole records or not.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from ampsctl.journal.errors import JournalCorruptError
 from ampsctl.journal.files import environment_error, remove, sync_file, write_index_file
-from ampsctl.journal.index import SegmentIndex
+from ampsctl.journal.index import IndexDefect, SegmentIndex, decode_index
 from ampsctl.journal.segment import (
     Analysis, analyze, check_number, index_path, list_segments, load_index, read_head_bytes, read_header,
 )
@@ -79,6 +81,7 @@ def recover(directory: Path, *, durable: bool) -> Recovered:
     assert header is not None  # checked by the first loop
     check_number(path, number, header)
     _check_follows(path, previous, header.first_sequence)
+    _check_not_shrunk(path, number, header.first_sequence, size)
     found = analyze(path, header, last=True)  # always walked: the segment appended to is checked whole
     _refuse_damage(path, found)
     if found.torn_offset is not None:
@@ -107,6 +110,27 @@ def _sealed_index(number: int, path: Path, durable: bool) -> SegmentIndex:
         except OSError as exc:
             raise environment_error(exc, "write journal index for", path) from None
     return index
+
+
+def _check_not_shrunk(path: Path, number: int, first_sequence: int, size: int) -> None:
+    """Refuse a last segment shorter than the index a clean close wrote for it.
+
+    That index covered every byte the segment held then, all of it acknowledged; opening to
+    append deletes it, so a crash never leaves one behind. A segment shorter than it lost
+    acknowledged records (restored from an older copy, cut by hand or by the disk), even when
+    the cut falls on a record boundary and the segment looks whole."""
+    try:
+        index = decode_index(index_path(path).read_bytes())
+    except (OSError, IndexDefect):
+        return  # no index (after a crash, always) or a damaged one: the walk decides
+    if index.number != number or index.first_sequence != first_sequence or index.covered_bytes <= size:
+        return
+    raise JournalCorruptError(
+        str(path), size,
+        f"the segment is {size} bytes but its index, written when the journal was last closed, covers "
+        f"{index.covered_bytes} bytes through sequence {index.last_sequence}: acknowledged records were lost",
+        hint=f"restore the segment from a copy; to go on without those records, delete {index_path(path).name}",
+    )
 
 
 def _check_follows(path: Path, previous: SegmentIndex | None, first_sequence: int) -> None:
