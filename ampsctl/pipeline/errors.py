@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ampsctl.errors import AmpsctlError, EnvironmentProblem, InputError, Location
-from ampsctl.journal.errors import JournalCorruptError
+from ampsctl.journal.errors import JournalCorruptError, JournalFormatError
 from ampsctl.sow.errors import ReplayError
 
 TAG = "[AMPSCTL_ERROR]"
@@ -30,8 +30,9 @@ class TaskError(RuntimeError):
 
 def to_task_error(exc: AmpsctlError) -> TaskError:
     fields: dict[str, object] = {"type": type(exc).__name__, "message": exc.message, "code": exc.code, "hint": exc.hint}
-    if isinstance(exc, JournalCorruptError):
-        fields.update(type="JournalCorruptError", path=exc.path, offset=exc.offset, reason=exc.reason)
+    if isinstance(exc, JournalCorruptError):  # JournalFormatError too: not a segment at all, another message
+        fields.update(type=type(exc).__name__ if isinstance(exc, JournalFormatError) else "JournalCorruptError",
+                      path=exc.path, offset=exc.offset, reason=exc.reason)
     elif isinstance(exc, ReplayError):
         fields.update(type="ReplayError", sequence=exc.sequence, topic=exc.topic,
                       message=exc.message.split("): ", 1)[-1])
@@ -48,6 +49,8 @@ def from_spark(exc: BaseException) -> AmpsctlError | None:
         cause = exc.__cause__ or exc.__context__
         return from_spark(cause) if cause is not None and cause is not exc else None
     fields = json.loads(found[1])
+    if fields["type"] == "JournalFormatError":
+        return JournalFormatError(fields["path"], fields["reason"], hint=fields["hint"], offset=fields["offset"])
     if fields["type"] == "JournalCorruptError":
         return JournalCorruptError(fields["path"], fields["offset"], fields["reason"], hint=fields["hint"], code=fields["code"])
     if fields["type"] == "ReplayError":

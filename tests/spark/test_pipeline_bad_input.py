@@ -128,3 +128,18 @@ def test_unsigned_64_bit_fields_from_2_63_up(spark, tmp_path: Path) -> None:
     assert found[0] == found[1] and found[0][2] == 2 and len(found[0][0]) == 1
     with pytest.raises(ReplayError, match="expiration 18446744073709551615 s"):
         run_compact(CompactJob(str(directory), SPECS, str(tmp_path / "failed")), Engine.SPARK, spark=spark)
+
+
+@pytest.mark.parametrize("name", ["amps.xml", "00000001.journal"])
+def test_a_file_that_is_not_a_segment_is_the_local_engines_error(spark, tmp_path: Path, name: str) -> None:
+    from ampsctl.errors import InputError
+
+    path = tmp_path / name
+    path.write_bytes((DATA / "amps.xml").read_bytes())
+    errors = []
+    for engine in (Engine.LOCAL, Engine.SPARK):
+        with pytest.raises(InputError) as info:
+            run_compact(CompactJob(str(path), SPECS, str(tmp_path / engine.value)), engine, spark=spark)
+        errors.append((type(info.value).__name__, info.value.message, info.value.code, info.value.hint, str(info.value.location)))
+    assert errors[0] == errors[1]
+    assert errors[0][1].startswith("not a readable ampsctl journal segment: wrong magic number")
