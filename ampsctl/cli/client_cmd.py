@@ -298,13 +298,12 @@ def _data(data: bytes) -> Any:
     """A message's data to nest in a json line: its JSON, integers beyond 64 bits exact, else its text."""
     import orjson
 
-    from ampsctl.messages.json_codec import loads_exact, may_hold_long_integer
+    from ampsctl.messages.json_codec import loads_keeping_integers
 
     try:
-        found = orjson.loads(data)
+        return loads_keeping_integers(data)
     except orjson.JSONDecodeError:
         return data.decode("utf-8", "replace")
-    return loads_exact(data) if may_hold_long_integer(data) else found
 
 
 def _json(value: Any) -> str:

@@ -38,7 +38,7 @@ import orjson
 from ampsctl.errors import AmpsctlError, InputError, Location
 from ampsctl.journal.bookmarks import parse_timestamp, timestamp_value
 from ampsctl.journal.record import Command, JournalRecord, sow_delete_payload
-from ampsctl.messages.json_codec import dumps_exact, loads_exact, may_hold_long_integer
+from ampsctl.messages.json_codec import dumps_exact, loads_keeping_integers
 
 DEFAULT_START = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z in µs
 DEFAULT_STEP = 1_000  # µs between records that have no timestamp
@@ -174,8 +174,7 @@ def _loads(raw: bytes | str) -> Any:
     """A line's JSON, checked by orjson. orjson reads an integer beyond 64 bits as a float,
     losing digits, so a line that may hold one is read again by the standard library, which
     keeps every integer exact (orjson has accepted the line, so both read the same document)."""
-    found = orjson.loads(raw)
-    return loads_exact(raw) if may_hold_long_integer(raw) else found
+    return loads_keeping_integers(raw)
 
 
 def _dumps(value: Any) -> bytes:

@@ -133,6 +133,13 @@ def loads_exact(raw: bytes | bytearray | memoryview | str) -> Any:
     return _deep(json.loads, bytes(raw) if isinstance(raw, bytearray | memoryview) else raw)
 
 
+def loads_keeping_integers(raw: bytes | bytearray | memoryview | str) -> Any:
+    """``orjson.loads`` (its checks and errors), the text read again by ``loads_exact`` when it
+    ``may_hold_long_integer``: the document with every integer exact."""
+    found = orjson.loads(raw)
+    return loads_exact(raw) if may_hold_long_integer(raw) else found
+
+
 def dumps_exact(value: Any) -> bytes:
     """``orjson.dumps``, or for a document with an integer beyond 64 bits (which orjson refuses)
     the standard library's compact form, which writes it exactly."""

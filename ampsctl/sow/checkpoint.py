@@ -301,6 +301,7 @@ def _rows(group: TopicGroup, state: _TopicState) -> Iterator[tuple[Any, ...]]:
         crc = row_crc(record.topic, key, record.payload, record.sequence, record.timestamp, record.expiration, record.expires_at)
         row: tuple[Any, ...] = (record.topic, key, record.payload, record.sequence, record.timestamp, record.expiration,
                                 record.expires_at, crc)
+        marked = 0 if plain is None else plain(record.payload)  # json_plain, the last column
         if indexed:
             # The topic kept the hash tokens it indexed the record under (same indexer): the
             # document is read again only for memo columns, or when no tokens were kept.
@@ -311,10 +312,10 @@ def _rows(group: TopicGroup, state: _TopicState) -> Iterator[tuple[Any, ...]]:
                     tokens = indexer.hash_tokens(fields)
             else:
                 memo, complex_ = [], False
-            row += (*tokens, *memo, 1 if complex_ else 0)
+            row += (*tokens, *memo, 1 if complex_ else 0, marked)
         else:
-            row += (0,)
-        yield row + (0 if plain is None else plain(record.payload),)
+            row += (0, marked)
+        yield row
 
 
 def insert_rows(connection: sqlite3.Connection, group: TopicGroup, rows: Iterator[tuple[Any, ...]], *, upsert: bool = False) -> int:

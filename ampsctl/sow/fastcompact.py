@@ -383,10 +383,11 @@ def _topic_rows(fast: FastGroup, topic: str, keys: list[str], entries: list[tupl
         at = expires_at(timestamp, expiration, default)
         row: tuple[Any, ...] = (topic, key, payload, sequence, timestamp, expiration, at,
                                 row_crc(topic, key, payload, sequence, timestamp, expiration, at))
+        marked = 0 if plain is None else plain(payload)  # json_plain, the last column
         if indexed:
             fields = payloads.record(doc if doc is not None else payloads.parse(payload))
             memo, complex_ = indexer.memo_columns(fields) if memos else ([], False)
-            row += (*indexer.hash_tokens(fields), *memo, 1 if complex_ else 0)
+            row += (*indexer.hash_tokens(fields), *memo, 1 if complex_ else 0, marked)
         else:
-            row += (0,)
-        yield row + (0 if plain is None else plain(payload),)
+            row += (0, marked)
+        yield row
