@@ -9,7 +9,8 @@ Theory of operation (AMPS's own model, DESIGN.md; seeds 001 and 003):
 2. Persistent topic whose file is missing, damaged (bad page, failed CRC, truncated) or
    incompatible (other Key fields, KeyDomain, message type): rebuilt from the journal from its
    RecoveryPoint (``epoch``, the default, is the start). A damaged or incompatible file is
-   renamed to ``<file>.damaged`` so nothing is destroyed; the next checkpoint writes a new one.
+   renamed to ``<file>.damaged`` (``.damaged.2``... beside an earlier one) so nothing is
+   destroyed; the next checkpoint writes a new one.
    A file that is not a SOW file at all, or of a newer format version, stops recovery instead:
    it is not ours to replace.
    A checkpoint killed mid-transaction left SQLite's hot rollback journal beside the file:
@@ -141,7 +142,7 @@ def _prepare(store: SowStore, position: int, base_dir: str | os.PathLike[str], l
         if not exc.damaged:
             raise  # not a SOW file, or a newer format: not ours to replace
         report.problem = exc.message
-        aside = path.with_name(path.name + ".damaged")
+        aside = _aside_path(path)
         try:
             if hot.exists():  # its journal goes with it, never left for the next file of that name
                 _move(hot, rollback_journal(aside))
@@ -157,6 +158,17 @@ def _prepare(store: SowStore, position: int, base_dir: str | os.PathLike[str], l
         report.problem = f"the SOW file is ahead of the journal (file {fresh.sequence}, journal {last}); kept as it is"
         fresh.sequence = last
     return report
+
+
+def _aside_path(path: Path) -> Path:
+    """Where a damaged file goes: ``<file>.damaged``, or ``.damaged.2``, ``.3``... when an
+    earlier damaged copy (or its rollback journal) is already there: evidence is never overwritten."""
+    aside = path.with_name(path.name + ".damaged")
+    number = 1
+    while aside.exists() or rollback_journal(aside).exists():
+        number += 1
+        aside = path.with_name(f"{path.name}.damaged.{number}")
+    return aside
 
 
 def _remove_temporaries(path: Path) -> list[str]:

@@ -80,6 +80,24 @@ def test_damaged_file_is_set_aside_and_rebuilt_from_the_journal(tmp_path: Path) 
     assert path.with_name(path.name + ".damaged").exists() and not path.exists()
 
 
+def test_a_second_damaged_file_never_overwrites_the_first(tmp_path: Path) -> None:
+    log = tmp_path / "journal"
+    journal(log, [publish("orders", {"id": 1})])
+    path = sow_path(ORDERS, tmp_path)
+    assert path is not None
+    path.parent.mkdir(parents=True)
+    for damage in (b"first damage", b"second damage", b"third damage"):
+        path.write_bytes(b"SQLite format 3\x00" + damage)  # a SOW file cut inside its header: damaged
+        result = recover([ORDERS], journal=log, now=T0, base_dir=tmp_path)
+        assert result.groups[0].source == "rebuilt" and state(result) == {1: {"id": 1}}
+    copies = {p.name: p.read_bytes() for p in path.parent.glob("*.damaged*")}
+    assert {name: data[16:] for name, data in copies.items()} == {
+        path.name + ".damaged": b"first damage",
+        path.name + ".damaged.2": b"second damage",
+        path.name + ".damaged.3": b"third damage",
+    }
+
+
 def test_a_file_that_is_not_a_sow_file_stops_recovery(tmp_path: Path) -> None:
     path = sow_path(ORDERS, tmp_path)
     assert path is not None
