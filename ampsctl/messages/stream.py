@@ -26,6 +26,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from ampsctl.errors import AmpsctlError, InputError
+from ampsctl.messages.fix import FixDocument
 from ampsctl.messages.keys import canon_id, key_values
 from ampsctl.messages.paths import split_paths
 
@@ -39,8 +40,11 @@ def record_key_values(codec: Any, doc: Any, key_paths: Sequence[str]) -> tuple[A
     """The key values of one document, as ``keys.key_values`` reads them.
 
     JSON dicts and FIX pairs are read directly (absent and NULL stay distinct); other
-    documents (XML) through ``codec.record``.
+    documents (XML) through ``codec.record``. A FIX document gives its pairs: through its
+    record an empty value (``55=``, a present NULL) would read as a missing key field.
     """
+    if isinstance(doc, FixDocument):
+        doc = doc.fields
     return key_values(doc if isinstance(doc, dict | list | tuple) else codec.record(doc), key_paths)
 
 

@@ -1,0 +1,63 @@
+"""Conformance of FIX/NVFIX delta handling through ``ampsctl delta`` (spec/messages.md §2.3-2.4, §6, §7).
+
+Runs the real command in this process (``ampsctl.cli.app.main``) on files in a temporary
+directory; SOH is written ``|`` in the cases for readability.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ampsctl.cli.app import main
+
+
+def run(tmp_path: Path, files: dict[str, str], *args: str) -> tuple[int, str, str]:
+    """(exit code, stdout with SOH shown as |, stderr) of ``ampsctl delta ARGS``."""
+    for name, text in files.items():
+        (tmp_path / name).write_bytes(text.replace("|", "\x01").encode("utf-8"))
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    err = io.StringIO()
+    code: Any = 0
+    with contextlib.chdir(tmp_path), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # type: ignore[type-var]
+        try:
+            main(["delta", *args])
+        except SystemExit as exc:
+            code = exc.code or 0
+    out.flush()
+    return code, out.buffer.getvalue().decode("utf-8").replace("\x01", "|"), err.getvalue()  # type: ignore[attr-defined]
+
+
+# An empty value is a present NULL (spec §2.3), also in a key field: it keys the record on
+# NULL like JSON's {"id": null}; it is not a missing field.
+@pytest.mark.parametrize("kind", ["fix", "nvfix"])
+def test_an_empty_key_value_is_null_not_missing_in_a_stream_merge(tmp_path: Path, kind: str) -> None:
+    name = "55" if kind == "fix" else "Sym"
+    stream = f"{name}=|35=D|\n{name}=|35=|38=1|\n"
+    code, out, err = run(tmp_path, {f"s.{kind}": stream}, "merge", "--stream", "--key", f"/{name}", f"s.{kind}")
+    assert (code, err) == (0, "")
+    assert out == f"{name}=|35=|38=1|\n"
+
+
+def test_an_empty_key_value_is_null_not_missing_in_a_diff(tmp_path: Path) -> None:
+    files = {"old.fix": "55=|35=D|38=1|", "new.fix": "55=|35=|38=1|"}
+    code, out, err = run(tmp_path, files, "diff", "old.fix", "new.fix", "--key", "/55")
+    assert (code, err) == (0, "")
+    assert out == "55=|35=|\n"
+
+
+def test_an_empty_key_value_is_null_in_conflate(tmp_path: Path) -> None:
+    stream = "55=|35=D|\n55=|35=|\n55=|35=F|\n"
+    code, out, err = run(tmp_path, {"s.fix": stream}, "conflate", "--key", "/55", "s.fix")
+    assert (code, err) == (0, "")
+    assert out == "55=|35=F|\n"
+
+
+def test_a_missing_key_field_is_still_an_error(tmp_path: Path) -> None:
+    code, out, err = run(tmp_path, {"s.fix": "35=D|\n"}, "merge", "--stream", "--key", "/55", "s.fix")
+    assert code == 3 and out == ""
+    assert "s.fix:1: key field /55 is missing" in err
