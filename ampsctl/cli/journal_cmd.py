@@ -30,7 +30,7 @@ import typer
 
 from ampsctl.cli import pipeline_cli
 from ampsctl.cli.client_cmd import seconds_not_nan as _seconds_not_nan
-from ampsctl.cli.output import json_array, json_text, write_lines
+from ampsctl.cli.output import json_array, json_text, terminal_text, write_lines
 
 from ampsctl.errors import AmpsctlError, ExitCode, InputError, UsageError
 
@@ -272,19 +272,8 @@ def _payload_text(payload: bytes) -> str:
 
 
 def _shown(text: str, *, lines: bool = True) -> str:
-    """Text for a terminal: SOH as |, other control characters escaped (newlines and tabs
-    kept when ``lines``)."""
-    if text.isprintable():
-        return text
-    out = []
-    for char in text:
-        if char == "\x01":
-            out.append("|")
-        elif (lines and (char == "\n" or char == "\t")) or char.isprintable():
-            out.append(char)
-        else:
-            out.append(char.encode("unicode_escape").decode("ascii"))
-    return "".join(out)
+    """Text of a record for a terminal (``output.terminal_text``), newlines and tabs kept when ``lines``."""
+    return terminal_text(text, lines=lines)
 
 
 # --------------------------------------------------------------------------------- replay

@@ -7,14 +7,43 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 
-# C0 and C1 controls (ESC, CSI, BEL, newline...) as \xNN; FIX's field separator SOH as |.
-_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(32), *range(127, 160))} | {0x01: "|"}
-_CONTROLS_BUT_LINES = {code: text for code, text in _CONTROLS.items() if code not in (0x09, 0x0A)}
+_ESCAPED = None  # the compiled pattern of what terminal_text escapes, made on first use
 
 
-def terminal_text(text: str, *, lines: bool = False) -> str:
-    """Text for a terminal: control characters escaped, not sent (``lines`` keeps newlines and tabs)."""
-    return text.translate(_CONTROLS_BUT_LINES if lines else _CONTROLS)
+def terminal_text(text: str, *, lines: bool = False, soh: str | None = "|") -> str:
+    """Text safe for a terminal: what ``str.isprintable`` rejects, bar spaces such as U+00A0,
+    is escaped as Python writes it (``\\n``, ``\\x1b``, ``\\u202e``; an undecodable byte
+    that ``os.fsdecode`` kept as a lone surrogate as the byte, ``\\xff``).
+
+    C0 and C1 controls would drive the terminal or start a line that looks like output; bidi
+    overrides and zero-width characters make text read as something it is not; a lone
+    surrogate would crash a strict UTF-8 stdout.
+    ``lines`` keeps newlines and tabs; FIX's field separator SOH is shown as ``soh`` (None:
+    escaped like the rest).
+    """
+    if soh is not None and "\x01" in text:
+        text = text.replace("\x01", soh)
+    if text.isprintable():
+        return text
+    global _ESCAPED
+    if _ESCAPED is None:
+        import regex  # on demand: most text is printable, and every CLI start would pay for it
+
+        _ESCAPED = regex.compile(r"[\p{C}\p{Zl}\p{Zp}]")
+    escape = _escape_keeping_lines if lines else _escape
+    return _ESCAPED.sub(escape, text)
+
+
+def _escape(match: Any) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte, as os.fsdecode and surrogateescape keep it
+        return f"\\x{code - 0xDC00:02x}"
+    return match.group().encode("unicode_escape").decode("ascii")
+
+
+def _escape_keeping_lines(match: Any) -> str:
+    char = match.group()
+    return char if char == "\n" or char == "\t" else _escape(match)
 
 
 def json_text(value: Any) -> str:

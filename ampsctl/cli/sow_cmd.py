@@ -308,7 +308,7 @@ def _exact(record: SowRecord, doc: Any, payloads: Payloads, paths: tuple[str, ..
 
 
 def _shown(text: str) -> str:
-    """Text for the terminal table: FIX's SOH as |, other control characters (ESC...) escaped, not sent."""
+    """Text for the terminal table: FIX's SOH as |, what a terminal would act on escaped (``output.terminal_text``)."""
     from ampsctl.cli.output import terminal_text
 
     return terminal_text(text)

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import re
-
 from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 
+from ampsctl.cli.output import terminal_text
 from ampsctl.config.findings import Severity
 from ampsctl.config.lint import LintReport
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_ESCAPES = (
-    {code: f"\\x{code:02x}" for code in (*range(32), *range(127, 160))}
-    | {9: "\\t", 10: "\\n", 13: "\\r", 0x2028: "\\u2028", 0x2029: "\\u2029"}  # the last two: line breaks to some
-)
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
@@ -55,13 +49,12 @@ def print_report(report: LintReport, console: Console | None = None) -> None:
 
 
 def printable(text: str) -> str:
-    """One line of text that is safe for a terminal.
+    """One line of text that is safe for a terminal (``output.terminal_text``, SOH escaped too).
 
-    Undecodable bytes of a file name (lone surrogates) would crash a strict UTF-8 stdout;
-    control characters of a config value or a file name (a newline, ESC, the C1 CSI) would
-    start a line that looks like a finding, or drive the terminal: they are escaped.
+    Control characters of a config value or a file name (a newline, ESC, the C1 CSI) would
+    start a line that looks like a finding, or drive the terminal.
     """
-    return _SURROGATE.sub("\ufffd", text).translate(_ESCAPES)
+    return terminal_text(text, soh=None)
 
 
 def _snippet(line: str) -> str:

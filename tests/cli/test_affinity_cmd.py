@@ -120,7 +120,7 @@ def test_the_table_shows_names_as_they_are_never_as_markup_or_control_characters
     result = run_ampsctl("affinity", "simulate", *flags, "--events", str(events), "--chart", cwd=tmp_path)
     assert (result.code, result.stderr) == (0, "")
     assert "\x1b" not in result.stdout and "\x9b" not in result.stdout
-    assert "/s/A\\x1b\\x9b\\x0aB" in result.stdout and "[red]p\\x1b[2J ([/])" in result.stdout
+    assert "/s/A\\x1b\\x9b\\nB" in result.stdout and "[red]p\\x1b[2J ([/])" in result.stdout
     assert "[red]p\\x1b[2J  [/]" in result.stdout  # the summary's publisher row
     jsonl = run_ampsctl("affinity", "simulate", *flags, "--events", str(events), "--format", "jsonl", cwd=tmp_path)
     assert jsonl.code == 0 and "\x1b" not in jsonl.stderr and "[red]p\\x1b[2J" in jsonl.stderr

@@ -260,7 +260,23 @@ def test_a_topic_with_control_characters_is_escaped_in_the_table_and_text_dump(b
     for args in (("query", f"out/{PRICES}"), ("dump", f"out/{PRICES}")):
         result = subprocess.run([sys.executable, "-m", "ampsctl", "sow", *args], cwd=tmp_path, capture_output=True, text=True, timeout=60)
         assert result.returncode == 0 and "\x1b" not in result.stdout, result.stdout
-        assert "prices.\\x1b[2J\\x0ax" in result.stdout
+        assert "prices.\\x1b[2J\\nx" in result.stdout
+
+
+def test_bidi_overrides_and_invisible_characters_are_escaped_in_every_text_view(built: Path, tmp_path: Path) -> None:
+    # A right-to-left override makes "prices.\u202egnp.exe" read as "prices.exe.png"; a
+    # zero-width space makes two topics look the same. The journal dump escaped them, the SOW
+    # table and text dump did not.
+    (tmp_path / "sow-demo.xml").write_bytes(SOW_CONFIG)
+    (tmp_path / "in.jsonl").write_text('{"command":"publish","topic":"prices.\\u202egnp\\u200b","data":{"sym":"\\u2066IBM","px":1}}\n')
+    _ampsctl("journal", "import", "in.jsonl", "--out", "journal", cwd=tmp_path)
+    _ampsctl("journal", "compact", "journal", "--config", "sow-demo.xml", "--out", "out", cwd=tmp_path)
+    runs = [("sow", "query", f"out/{PRICES}"), ("sow", "dump", f"out/{PRICES}"), ("journal", "dump", "journal")]
+    for args in runs:
+        result = subprocess.run([sys.executable, "-m", "ampsctl", *args], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert not {"\u202e", "\u200b", "\u2066"} & set(result.stdout), (args, result.stdout)
+        assert "prices.\\u202egnp\\u200b" in result.stdout and "\\u2066IBM" in result.stdout, (args, result.stdout)
 
 
 def test_integers_beyond_64_bits_of_a_stored_message_are_shown_exactly(built: Path, tmp_path: Path) -> None:
