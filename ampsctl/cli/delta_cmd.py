@@ -137,7 +137,10 @@ def diff_command(
             record_key_values(codec, after, key)
         except AmpsctlError as exc:
             raise _at(exc, Location(_name(new))) from None
-    delta = codec.diff(before, after, key or (), no_empties=no_empties, send_keys=not no_keys, select=select or None)
+    try:
+        delta = codec.diff(before, after, key or (), no_empties=no_empties, send_keys=not no_keys, select=select or None)
+    except AmpsctlError as exc:  # e.g. XML messages with different root elements
+        raise _at(exc, Location(_name(new))) from None
     if delta is not None:
         _emit(codec, delta)
 

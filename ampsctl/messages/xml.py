@@ -19,6 +19,7 @@ is its text; a name repeated among siblings is an *array*.
 * diff (delta subscribe, §7.5): walks ``new``; objects present on both sides are diffed
   recursively, attributes of an object are compared one by one, and leaves and arrays are
   compared and sent whole (a leaf with its attributes). Key fields go out with ``send_keys``.
+  As for merge, old and new must have the same root element (an InputError otherwise).
 """
 
 from __future__ import annotations
@@ -145,6 +146,13 @@ class XmlDocument:
     __hash__ = None  # type: ignore[assignment]
 
 
+def _named(element: etree._Element) -> str:
+    """``<prefix:name>`` as written, with the namespace URI when there is one (for errors)."""
+    name = etree.QName(element)
+    shown = f"<{element.prefix}:{name.localname}>" if element.prefix else f"<{name.localname}>"
+    return f"{shown} (namespace {name.namespace})" if name.namespace else shown
+
+
 def _detached(element: etree._Element) -> etree._Element:
     clone = copy.deepcopy(element)
     clone.tail = None  # the original's trailing whitespace belongs to its old position
@@ -266,7 +274,7 @@ class XmlCodec:
             return XmlDocument(_detached(delta.root))
         if base.root.tag != delta.root.tag:
             raise InputError(
-                f"XML delta root <{delta.root.tag}> does not match the stored message's <{base.root.tag}>",
+                f"XML delta root {_named(delta.root)} does not match the stored message's {_named(base.root)}",
                 code="XML",
                 hint="a delta addresses fields from the same root element, like /Order/Symbol",
             )
@@ -287,7 +295,15 @@ class XmlCodec:
         key_paths = frozenset(split_path(key) for key in keys)
         selected = None if select is None else tuple(split_path(path) for path in select)
         walk = _Diff(key_paths, send_keys, selected)
-        old_root = old.root if old is not None and old.root.tag == new.root.tag else None
+        if old is not None and old.root.tag != new.root.tag:
+            # Every path starts at the root: no field of one is a field of the other, and a
+            # full message passed off as a delta would not merge onto the old state.
+            raise InputError(
+                f"XML root {_named(new.root)} of the new message does not match the old message's {_named(old.root)}",
+                code="XML",
+                hint="a delta compares two states of one record, which share their root element (/Order/...)",
+            )
+        old_root = old.root if old is not None else None
         path = (new.root.tag,)
         if not _elements(new.root):
             # A leaf root is one value: sent whole when it changed, else only its key attributes.

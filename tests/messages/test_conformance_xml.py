@@ -1,0 +1,47 @@
+"""Conformance of XML delta handling through ``ampsctl delta`` (spec/messages.md §2.2, §6, §7).
+
+Runs the real command in this process (``ampsctl.cli.app.main``) on files in a temporary
+directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+from typing import Any
+
+from ampsctl.cli.app import main
+
+
+def run(tmp_path: Path, files: dict[str, bytes], *args: str) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``ampsctl delta ARGS``."""
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    err = io.StringIO()
+    code: Any = 0
+    with contextlib.chdir(tmp_path), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # type: ignore[type-var]
+        try:
+            main(["delta", *args])
+        except SystemExit as exc:
+            code = exc.code or 0
+    out.flush()
+    return code, out.buffer.getvalue().decode("utf-8"), err.getvalue()  # type: ignore[attr-defined]
+
+
+def test_diff_of_messages_with_different_roots_is_a_clear_error(tmp_path: Path) -> None:
+    # Every path starts at the root, so <A> and <B> share no field; the whole new message
+    # used to come out as if it were a delta, which does not even merge onto the old state.
+    files = {"old.xml": b"<A><x>1</x></A>", "new.xml": b"<B><x>1</x></B>"}
+    code, out, err = run(tmp_path, files, "diff", "old.xml", "new.xml")
+    assert (code, out) == (3, "")
+    assert "new.xml: XML root <B> of the new message does not match the old message's <A>" in err
+    assert "hint:" in err and "Traceback" not in err
+
+
+def test_diff_roots_in_different_namespaces_are_named_with_their_namespace(tmp_path: Path) -> None:
+    files = {"old.xml": b'<ns:a xmlns:ns="urn:x"><ns:b>1</ns:b></ns:a>', "new.xml": b'<ns:a xmlns:ns="urn:y"><ns:b>1</ns:b></ns:a>'}
+    code, out, err = run(tmp_path, files, "diff", "old.xml", "new.xml")
+    assert (code, out) == (3, "")
+    assert "<ns:a> (namespace urn:y) of the new message does not match the old message's <ns:a> (namespace urn:x)" in err
