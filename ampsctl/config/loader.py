@@ -313,9 +313,8 @@ def _parse(text: SourceText, *, fragment: bool) -> _Source:
     try:
         top = etree.fromstring(document, _parser())
     except etree.XMLSyntaxError as exc:
-        line, col = exc.position if exc.position else (1, 1)
+        line, col, message = _syntax_error(exc)
         offset = _offset_of(document, line, col) - len(prefix)
-        message = str(exc.msg).split(", line ")[0].strip().rstrip(".")
         if fragment:
             message = message.replace(_WRAPPER, "end of file")
         raise InputError(
@@ -330,6 +329,20 @@ def _parse(text: SourceText, *, fragment: bool) -> _Source:
         return _Source(text, parse_text, list(top), None, wrapper=top)
     preceding = list(top.itersiblings(preceding=True))[::-1]
     return _Source(text, parse_text, [*preceding, top, *top.itersiblings()], None)
+
+
+def _syntax_error(exc: etree.XMLSyntaxError) -> tuple[int, int, str]:
+    """Line, column and message of a parse error. libxml2 has no text for some of its errors
+    (a CDATA section left open says "Unregistered error message"): the next error it logged,
+    usually the cause at the same place ("PCDATA invalid Char value 1"), is reported instead."""
+    line, col = exc.position if exc.position else (1, 1)
+    message = str(exc.msg).split(", line ")[0].strip().rstrip(".")
+    if message.startswith("Unregistered error") or not message:
+        said = next((entry for entry in exc.error_log if entry.message and not entry.message.startswith("Unregistered")), None)
+        if said is None:
+            return line, col, "syntax error"
+        line, col, message = said.line or line, said.column or col, said.message.strip().rstrip(".")
+    return line, col, message
 
 
 def _external_dtd(text: str) -> int | None:

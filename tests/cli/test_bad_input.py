@@ -45,6 +45,16 @@ def test_malformed_xml(tmp_path):
     assert "malformed XML: Opening and ending tag mismatch: SOW line 3 and AMPSConfig" in result.stdout
 
 
+def test_a_control_character_in_cdata_is_named_not_an_unregistered_error(tmp_path):
+    # libxml2 has no text for the CDATA section it could not finish: "malformed XML:
+    # Unregistered error message" said nothing of the character that stopped it.
+    write(tmp_path, "amps.xml", "<AMPSConfig>\n  <Name>a<![CDATA[x\x01]]></Name>\n</AMPSConfig>\n")
+    result = validate(tmp_path, "amps.xml")
+    assert result.code == 3
+    assert "amps.xml:2:20: error GEN-001 [well-formed-config] malformed XML: PCDATA invalid Char value 1" in result.stdout
+    assert "Unregistered" not in result.stdout
+
+
 def test_malformed_xml_in_every_format(tmp_path):
     write(tmp_path, "amps.xml", "<AMPSConfig>\n  <Name>a</Name\n</AMPSConfig>\n")
     for fmt in ("json", "sarif", "github", "junit"):
