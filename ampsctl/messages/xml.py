@@ -101,7 +101,16 @@ def _value(element: etree._Element) -> Any:
     children = _elements(element)
     if children:  # a nested element is an object, not a scalar
         return {c.tag: _value(c) for c in children}
-    return infer((element.text or "").strip())
+    return infer(_text(element).strip())
+
+
+def _text(element: etree._Element) -> str:
+    """The text of a leaf: a comment or processing instruction splits it into the element's
+    text and the tails of those nodes, and the value is all of it (``<b>1<!--c-->2</b>`` is 12)."""
+    text = element.text or ""
+    if len(element):
+        text += "".join(child.tail or "" for child in element)
+    return text
 
 
 def _one_or_many(values: list[Any]) -> Any:
@@ -129,7 +138,7 @@ def canonical(element: etree._Element) -> tuple[Any, ...]:
     order is not content; the order inside a repeated name (an array) is.
     """
     groups = _grouped(element)
-    text = "" if groups else (element.text or "")
+    text = "" if groups else _text(element)
     children = tuple(sorted((tag, tuple(canonical(c) for c in group)) for tag, group in groups.items()))
     return (element.tag, tuple(sorted(element.attrib.items())), text, children)
 
@@ -165,12 +174,13 @@ def _merge_into(target: etree._Element, delta: etree._Element, *, root: bool = F
     delta_children = _grouped(delta)
     target_children = _elements(target)
     if not delta_children:
-        empty = not (delta.text or "").strip()
+        value = _text(delta)
+        empty = not value.strip()
         if empty and (root or (len(delta.attrib) and target_children)):
             return  # attribute update only (module docstring); content unchanged
         for child in list(target):
             target.remove(child)
-        target.text = delta.text  # present NULL or value replaces, never deletes the element
+        target.text = value or None  # present NULL or value replaces, never deletes the element
         return
     if not target_children:
         target.text = None  # leaf becomes an object (V9: type change replaces)

@@ -45,3 +45,18 @@ def test_diff_roots_in_different_namespaces_are_named_with_their_namespace(tmp_p
     code, out, err = run(tmp_path, files, "diff", "old.xml", "new.xml")
     assert (code, out) == (3, "")
     assert "<ns:a> (namespace urn:y) of the new message does not match the old message's <ns:a> (namespace urn:x)" in err
+
+
+def test_a_comment_inside_a_value_does_not_cut_the_value_in_a_merge(tmp_path: Path) -> None:
+    # The text after the comment (a tail in the tree) was lost: the merge stored <b>1</b>.
+    files = {"old.xml": b"<a><b>0</b><c>x</c></a>", "delta.xml": b"<a><b>1<!--why-->2</b></a>", "pi.xml": b"<a><c>3<?p?>4</c></a>"}
+    code, out, err = run(tmp_path, files, "merge", "old.xml", "delta.xml", "pi.xml")
+    assert (code, err) == (0, "")
+    assert out == "<a><b>12</b><c>34</c></a>\n"
+
+
+def test_a_comment_inside_a_value_is_not_a_change_in_a_diff(tmp_path: Path) -> None:
+    # The value 12 did not change; only text before the comment was compared ("1" != "12").
+    files = {"old.xml": b"<a><id>7</id><b>12</b></a>", "new.xml": b"<a><id>7</id><b>1<!--c-->2</b></a>"}
+    code, out, err = run(tmp_path, files, "diff", "old.xml", "new.xml", "--key", "/a/id", "--no-empties")
+    assert (code, out, err) == (0, "", "")
