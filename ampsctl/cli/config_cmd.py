@@ -58,7 +58,7 @@ def validate(
     ignore: list[str] | None = typer.Option(None, "--ignore", help="Skip these rule codes or prefixes (repeat or comma-separate)."),
     env: list[str] | None = typer.Option(None, "--env", help="Define NAME=VALUE for ${NAME} expansion (repeatable); overrides the environment."),
     baseline: Path | None = typer.Option(None, "--baseline", help="Hide findings recorded in this baseline file."),
-    write_baseline: bool = typer.Option(False, "--write-baseline", help="Record the current findings in the --baseline file and exit 0."),
+    write_baseline: bool = typer.Option(False, "--write-baseline", help="Record the current findings in the --baseline file and exit 0 (3 if a file could not be read or parsed: it is not in the baseline)."),
     max_file_size: int = typer.Option(64, "--max-file-size", min=1, help="Refuse config files larger than this many MB."),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Worker processes for many files (0 = one per CPU, 1 = no workers)."),
 ) -> None:
@@ -87,9 +87,10 @@ def validate(
         print(f"wrote {count} findings to {baseline}", file=sys.stderr)
         from ampsctl.cli.text_report import printable
 
-        for finding in (f for f in report.findings if f.fatal):  # never baselined: say so
-            print(printable(f"ampsctl: warning: not in the baseline: {finding.location}: {finding.message}"), file=sys.stderr)
-        raise typer.Exit(ExitCode.OK)
+        unread = [f for f in report.findings if f.fatal]  # never baselined: the baseline does not cover the file
+        for finding in unread:
+            print(printable(f"ampsctl: error: not in the baseline: {finding.location}: {finding.message}"), file=sys.stderr)
+        raise typer.Exit(ExitCode.INVALID_INPUT if unread else ExitCode.OK)
     _emit(report, format, output)
     if any(f.fatal for f in report.findings):
         raise typer.Exit(ExitCode.INVALID_INPUT)

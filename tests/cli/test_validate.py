@@ -394,9 +394,9 @@ def test_baseline_counts_repeated_findings(cli, write):
 def test_baseline_does_not_accept_fatal_files(cli, write):
     write("amps.xml", "<AMPSConfig>")
     written = cli("validate", "amps.xml", "missing.xml", "--baseline", "b.json", "--write-baseline")
-    assert written.code == 0
+    assert written.code == 3  # a baseline that misses a file is not a success (a CI job must not pass on it)
     # the files that could not be read are named, not left out silently
-    assert "not in the baseline: amps.xml:1:13: malformed XML" in written.stderr
+    assert "ampsctl: error: not in the baseline: amps.xml:1:13: malformed XML" in written.stderr
     assert "not in the baseline: missing.xml: no such file: 'missing.xml'" in written.stderr
     assert cli("validate", "amps.xml", "--baseline", "b.json").code == 3
 
