@@ -225,7 +225,7 @@ class _Diff:
         return out
 
     def element(self, old: etree._Element | None, new: etree._Element, path: _Path) -> tuple[etree._Element | None, bool]:
-        out = etree.Element(new.tag)
+        out = etree.Element(new.tag, nsmap=new.nsmap)  # the prefixes as written, not ns0:
         changed = False
         for name, value in new.attrib.items():
             attr_path = (*path, "@" + name)
@@ -318,14 +318,14 @@ class XmlCodec:
         if not _elements(new.root):
             # A leaf root is one value: sent whole when it changed, else only its key attributes.
             changed = old_root is None or canonical(old_root) != canonical(new.root)
-            out = _detached(new.root) if changed else etree.Element(new.root.tag)
+            out = _detached(new.root) if changed else etree.Element(new.root.tag, nsmap=new.root.nsmap)
             if not changed and send_keys:
                 for name, value in new.root.attrib.items():
                     if (*path, "@" + name) in key_paths:
                         out.set(name, value)
         else:
             sub, changed = walk.element(old_root, new.root, path)
-            out = sub if sub is not None else etree.Element(new.root.tag)
+            out = sub if sub is not None else etree.Element(new.root.tag, nsmap=new.root.nsmap)
         if no_empties and not changed:
             return None
         return XmlDocument(out)

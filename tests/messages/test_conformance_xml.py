@@ -60,3 +60,21 @@ def test_a_comment_inside_a_value_is_not_a_change_in_a_diff(tmp_path: Path) -> N
     files = {"old.xml": b"<a><id>7</id><b>12</b></a>", "new.xml": b"<a><id>7</id><b>1<!--c-->2</b></a>"}
     code, out, err = run(tmp_path, files, "diff", "old.xml", "new.xml", "--key", "/a/id", "--no-empties")
     assert (code, out, err) == (0, "", "")
+
+
+def test_diff_keeps_namespace_prefixes_as_written(tmp_path: Path) -> None:
+    # The delta's elements were built without the namespace map, so lxml named the prefixes
+    # itself: <ns0:a xmlns:ns0="urn:x"><ns0:b>, and a default namespace became ns0: too.
+    files = {
+        "old.xml": b'<ns:a xmlns:ns="urn:x"><ns:id>1</ns:id><ns:b>1</ns:b></ns:a>',
+        "new.xml": b'<ns:a xmlns:ns="urn:x"><ns:id>1</ns:id><ns:b>2</ns:b></ns:a>',
+        "old2.xml": b'<a xmlns="urn:d"><b>1</b><c>1</c></a>',
+        "new2.xml": b'<a xmlns="urn:d"><b>2</b><c>1</c></a>',
+    }
+    code, out, err = run(tmp_path, files, "diff", "old.xml", "new.xml")
+    assert (code, err) == (0, "")
+    assert out == '<ns:a xmlns:ns="urn:x"><ns:b>2</ns:b></ns:a>\n'
+    code, out, err = run(tmp_path, files, "diff", "old2.xml", "new2.xml")
+    assert (code, out, err) == (0, '<a xmlns="urn:d"><b>2</b></a>\n', "")
+    code, out, err = run(tmp_path, files, "diff", "old2.xml", "old2.xml")
+    assert (code, out, err) == (0, '<a xmlns="urn:d"/>\n', "")
