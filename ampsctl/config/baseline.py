@@ -2,11 +2,17 @@
 
 A finding is identified by (path, code, message), not by line, so edits elsewhere in the
 file do not invalidate the baseline; repeated identical findings are counted.
+
+Paths are stored relative to the baseline file's directory (format 2), so the same config
+matches however it is named on the command line (``amps.xml``, ``./amps.xml``, an absolute
+path, or from another working directory). In memory every key holds the absolute path.
+Format 1 stored paths as given, relative to the working directory: they are read that way.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -14,17 +20,27 @@ from pathlib import Path
 from ampsctl.config.findings import Finding
 from ampsctl.errors import InputError, Location, UsageError
 
-VERSION = 1
+VERSION = 2
+READABLE = (1, 2)
 
 
 def _key(finding: Finding) -> tuple[str, str, str]:
-    return (finding.location.path, finding.code, finding.message)
+    return (os.path.abspath(finding.location.path), finding.code, finding.message)
+
+
+def _stored(path: str, directory: str) -> str:
+    """``path`` as a baseline in ``directory`` records it: relative, with / separators."""
+    try:
+        return Path(os.path.relpath(path, directory)).as_posix()
+    except ValueError:  # another drive (Windows): no relative form
+        return path
 
 
 def write_baseline(findings: Iterable[Finding], path: str) -> int:
     counts = Counter(_key(f) for f in findings if not f.fatal)
+    directory = os.path.dirname(os.path.abspath(path))
     entries = [
-        {"path": p, "code": c, "message": m, "count": n} for (p, c, m), n in sorted(counts.items())
+        {"path": _stored(p, directory), "code": c, "message": m, "count": n} for (p, c, m), n in sorted(counts.items())
     ]
     try:
         Path(path).write_text(json.dumps({"version": VERSION, "tool": "ampsctl", "findings": entries}, indent=2) + "\n", encoding="utf-8")
@@ -52,9 +68,15 @@ def load_baseline(path: str) -> Counter[tuple[str, str, str]]:
         raise _invalid(path, "it is not JSON (nested too deeply)") from None
     if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
         raise _invalid(path, 'expected a JSON object with a "findings" list')
+    version = data.get("version", 1)
+    if isinstance(version, bool) or version not in READABLE:
+        raise _invalid(path, f"format version {version!r} is not one this ampsctl reads ({', '.join(map(str, READABLE))})")
+    # Format 2 paths are relative to the baseline's directory, format 1 paths to the working directory.
+    base = os.path.dirname(os.path.abspath(path)) if version == 2 else os.getcwd()
     counts: Counter[tuple[str, str, str]] = Counter()
     for number, entry in enumerate(data["findings"], 1):
-        counts[_entry(path, number, entry)] += _count(path, number, entry)
+        stored, code, message = _entry(path, number, entry)
+        counts[(os.path.normpath(os.path.join(base, stored)), code, message)] += _count(path, number, entry)
     return counts
 
 

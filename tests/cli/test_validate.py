@@ -391,6 +391,37 @@ def test_baseline_counts_repeated_findings(cli, write):
     assert cli("validate", "amps.xml", "--baseline", "b.json").code == 1
 
 
+def test_baseline_matches_a_config_however_it_is_named(cli, write, tmp_path, monkeypatch):
+    # Keys were the path as typed: a baseline written for "configs/amps.xml" did not cover
+    # "./configs/amps.xml", an absolute path, or a run from another directory.
+    write("configs/amps.xml", "<AMPSConfig>\n  <Name>${AMPSCTL_TEST_X}</Name>\n</AMPSConfig>\n")
+    (tmp_path / "ci").mkdir()
+    assert cli("validate", "configs/amps.xml", "--baseline", "ci/b.json", "--write-baseline").code == 0
+    stored = json.loads((tmp_path / "ci" / "b.json").read_text())
+    assert stored["version"] == 2 and {f["path"] for f in stored["findings"]} == {"../configs/amps.xml"}
+    for name in ("configs/amps.xml", "./configs/amps.xml", str(tmp_path / "configs" / "amps.xml")):
+        assert cli("validate", name, "--baseline", "ci/b.json").code == 0, name
+    monkeypatch.chdir(tmp_path / "configs")
+    assert cli("validate", "amps.xml", "--baseline", "../ci/b.json").code == 0
+    write("configs/amps.xml", "<AMPSConfig>\n  <Name>${AMPSCTL_TEST_X}${AMPSCTL_TEST_X}</Name>\n</AMPSConfig>\n")
+    assert cli("validate", "amps.xml", "--baseline", "../ci/b.json").code == 1  # a new finding still fails
+
+
+def test_a_format_1_baseline_is_read_relative_to_the_working_directory(cli, write, tmp_path):
+    write("amps.xml", "<AMPSConfig>\n  <Name>${AMPSCTL_TEST_X}</Name>\n</AMPSConfig>\n")
+    (tmp_path / "ci").mkdir()
+    assert cli("validate", "amps.xml", "--baseline", "ci/b.json", "--write-baseline").code == 0
+    old = json.loads((tmp_path / "ci" / "b.json").read_text())
+    old["version"] = 1
+    for finding in old["findings"]:
+        finding["path"] = "amps.xml"  # as format 1 wrote it: the path as given
+    write("ci/b.json", json.dumps(old))
+    assert cli("validate", "amps.xml", "--baseline", "ci/b.json").code == 0
+    write("ci/b.json", json.dumps({**old, "version": 3}))
+    refused = cli("validate", "amps.xml", "--baseline", "ci/b.json")
+    assert refused.code == 3 and "format version 3 is not one this ampsctl reads" in refused.stderr + refused.stdout
+
+
 def test_baseline_does_not_accept_fatal_files(cli, write):
     write("amps.xml", "<AMPSConfig>")
     written = cli("validate", "amps.xml", "missing.xml", "--baseline", "b.json", "--write-baseline")
