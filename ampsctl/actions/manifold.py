@@ -10,8 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from lxml import etree
+
 from ampsctl.actions.templates import render
 from ampsctl.affinity.model import AffinityEvent, AffinitySettings, Announcements
+from ampsctl.config.loader import LoadedConfig as Config
 from ampsctl.config.model import Action, ConfigModel, Section
 from ampsctl.errors import InputError, Location, UsageError
 from ampsctl.filter.errors import FilterError
@@ -89,8 +92,11 @@ def _read(model: ConfigModel, action: Action, options: Section | None, number: i
     config = model.config
     where = config.locate(action.el)
 
+    def text(name: str) -> str | None:
+        return _option(config, options, name)
+
     def required(name: str) -> str:
-        value = options.text(name) if options is not None else None
+        value = text(name)
         if not value:
             raise InputError(
                 f"the {MANIFOLD} action has no {name}",
@@ -111,7 +117,7 @@ def _read(model: ConfigModel, action: Action, options: Section | None, number: i
             location=config.locate_text(options.first("SubscriptionTopic")),  # type: ignore[union-attr, arg-type]
             hint="escape literal metacharacters with a backslash, e.g. /symbols/.*",
         ) from None
-    announcements = options.text("Announcements") or "default"  # type: ignore[union-attr]
+    announcements = text("Announcements") or "default"
     try:
         mode = Announcements(announcements)
     except ValueError:
@@ -121,15 +127,37 @@ def _read(model: ConfigModel, action: Action, options: Section | None, number: i
             location=config.locate_text(options.first("Announcements")),  # type: ignore[union-attr, arg-type]
             hint="use default or all",
         ) from None
-    settings = AffinitySettings(control_topic, subscription_topic, mode, options.text("CoverageSubsetOption") or None)  # type: ignore[union-attr]
-    do = tuple(_do_step(step.module or "", step.options) for step in action.role("Do"))
-    return ManifoldAction(number, settings, options.text("MessageType"), do, where)  # type: ignore[union-attr]
+    settings = AffinitySettings(control_topic, subscription_topic, mode, text("CoverageSubsetOption") or None)
+    do = tuple(_do_step(config, step.module or "", step.options) for step in action.role("Do"))
+    return ManifoldAction(number, settings, text("MessageType"), do, where)
 
 
-def _do_step(module: str, options: Section | None) -> DoStep:
+def _do_step(config: Config, module: str, options: Section | None) -> DoStep:
     texts = []
     if options is not None:
         for child in options.el:
             if isinstance(child.tag, str):
-                texts.append((child.tag, child.text or ""))
+                texts.append((child.tag, _content(config, child)))
     return DoStep(module, tuple(texts))
+
+
+def _option(config: Config, options: Section | None, name: str) -> str | None:
+    """The stripped value of the first option ``name``; None when absent."""
+    found = options.first(name) if options is not None else None
+    return _content(config, found).strip() if found is not None else None
+
+
+def _content(config: Config, el: etree._Element) -> str:
+    """An option's value: all its text, CDATA included. A comment inside the value is not part
+    of it (XML), so the text after the comment counts too; ``el.text`` alone would stop there."""
+    parts = [el.text or ""]
+    for node in el:
+        if isinstance(node.tag, str):  # an element: its markup would be lost, so say so
+            raise InputError(
+                f"<{el.tag}> of the {MANIFOLD} action holds an element <{node.tag}>, not text",
+                code="AFFINITY_CONFIG",
+                location=config.locate(node),
+                hint="write markup in a value as &lt;...&gt; or inside <![CDATA[...]]>",
+            )
+        parts.append(node.tail or "")
+    return "".join(parts)
