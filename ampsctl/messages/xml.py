@@ -2,7 +2,8 @@
 
 The root element is the first step (``/Order/Symbol``), ``@name`` reads an attribute, element
 text is typed by inference, an empty element is NULL, and repeated sibling elements form an
-array. The parser is hardened like the config loader: no network, no DTD, no entities.
+array. A namespace prefix is part of a step as written (``/ns:Order/@q:id``); an element in a
+default namespace is named without one. The parser is hardened like the config loader: no network, no DTD, no entities.
 
 Theory of operation of the codec. A document is an ``XmlDocument`` wrapping the root element.
 Elements are mutable, so merge and diff deep-copy what they return and never touch their
@@ -80,16 +81,16 @@ class XmlRecord:
 
     def get(self, field: Any) -> Any:
         steps = field.steps
-        if not steps or field.qualifier or steps[0].name != self.root.tag or steps[0].index not in (None, 0):
+        if not steps or field.qualifier or steps[0].name != _step(self.root) or steps[0].index not in (None, 0):
             return None
         nodes = [self.root]
         for step in steps[1:]:
             if step.name.startswith("@"):
-                values = [n.get(step.name[1:]) for n in nodes]
+                values = [_attribute(n, step.name[1:]) for n in nodes]
                 return _one_or_many([infer(v) for v in values if v is not None])
             found = []
             for node in nodes:
-                children = list(node.iterchildren(step.name))
+                children = _children(node, step.name)
                 found.extend(children if step.index is None else children[step.index : step.index + 1])
             if not found:
                 return None
@@ -100,8 +101,46 @@ class XmlRecord:
 def _value(element: etree._Element) -> Any:
     children = _elements(element)
     if children:  # a nested element is an object, not a scalar
-        return {c.tag: _value(c) for c in children}
+        return {_step(c): _value(c) for c in children}
     return infer(_text(element).strip())
+
+
+_XML_NAMESPACE = "http://www.w3.org/XML/1998/namespace"  # the xml: prefix, never in an nsmap
+
+
+def _step(element: etree._Element) -> str:
+    """An element's path step: its name as written, prefix included (``/ns:Order``, spec §2.2),
+    not lxml's ``{uri}Order``; an element in a default namespace is just ``Order``."""
+    tag = element.tag
+    if tag[0] != "{":
+        return tag
+    local = tag[tag.index("}") + 1 :]
+    return f"{element.prefix}:{local}" if element.prefix else local
+
+
+def _attribute_step(element: etree._Element, name: str) -> str:
+    """An attribute's path step without the ``@``: ``q:id`` for lxml's ``{uri}id``."""
+    if name[0] != "{":
+        return name
+    uri, local = name[1:].split("}", 1)
+    if uri == _XML_NAMESPACE:
+        return f"xml:{local}"
+    prefix = next((p for p, u in element.nsmap.items() if u == uri and p), None)
+    return f"{prefix}:{local}" if prefix else local
+
+
+def _attribute(element: etree._Element, step: str) -> str | None:
+    """The value of the attribute a path step names (``id`` or ``q:id``), or None."""
+    prefix, colon, local = step.partition(":")
+    if not colon:
+        return element.get(step)
+    uri = _XML_NAMESPACE if prefix == "xml" else element.nsmap.get(prefix)
+    return element.get(f"{{{uri}}}{local}") if uri else element.get(step)
+
+
+def _children(element: etree._Element, step: str) -> list[etree._Element]:
+    """The child elements a path step names (see ``_step``)."""
+    return [c for c in element if isinstance(c.tag, str) and (c.tag == step or (c.tag[0] == "{" and _step(c) == step))]
 
 
 def _text(element: etree._Element) -> str:
@@ -220,7 +259,7 @@ class _Diff:
         """
         out = _detached(new)
         for name, value in new.attrib.items():
-            if old.get(name) == value and not (self.send_keys and (*path, "@" + name) in self.keys):
+            if old.get(name) == value and not (self.send_keys and (*path, "@" + _attribute_step(new, name)) in self.keys):
                 del out.attrib[name]
         return out
 
@@ -228,7 +267,7 @@ class _Diff:
         out = etree.Element(new.tag, nsmap=new.nsmap)  # the prefixes as written, not ns0:
         changed = False
         for name, value in new.attrib.items():
-            attr_path = (*path, "@" + name)
+            attr_path = (*path, "@" + _attribute_step(new, name))
             if attr_path in self.keys:
                 if self.send_keys:
                     out.set(name, value)
@@ -237,7 +276,7 @@ class _Diff:
                 changed = True
         before = _grouped(old) if old is not None else {}
         for name, news in _grouped(new).items():
-            child_path = (*path, name)
+            child_path = (*path, _step(news[0]))
             olds = before.get(name, [])
             if child_path in self.keys:
                 if self.send_keys:
@@ -314,14 +353,14 @@ class XmlCodec:
                 hint="a delta compares two states of one record, which share their root element (/Order/...)",
             )
         old_root = old.root if old is not None else None
-        path = (new.root.tag,)
+        path = (_step(new.root),)
         if not _elements(new.root):
             # A leaf root is one value: sent whole when it changed, else only its key attributes.
             changed = old_root is None or canonical(old_root) != canonical(new.root)
             out = _detached(new.root) if changed else etree.Element(new.root.tag, nsmap=new.root.nsmap)
             if not changed and send_keys:
                 for name, value in new.root.attrib.items():
-                    if (*path, "@" + name) in key_paths:
+                    if (*path, "@" + _attribute_step(new.root, name)) in key_paths:
                         out.set(name, value)
         else:
             sub, changed = walk.element(old_root, new.root, path)

@@ -78,3 +78,24 @@ def test_diff_keeps_namespace_prefixes_as_written(tmp_path: Path) -> None:
     assert (code, out, err) == (0, '<a xmlns="urn:d"><b>2</b></a>\n', "")
     code, out, err = run(tmp_path, files, "diff", "old2.xml", "old2.xml")
     assert (code, out, err) == (0, '<a xmlns="urn:d"/>\n', "")
+
+
+def test_namespaced_key_paths_use_the_prefix_as_written(tmp_path: Path) -> None:
+    # Spec §2.2: the prefix is part of the step name (/ns:Order). lxml names elements
+    # {uri}Order, so no path reached into a namespaced message: every key was "missing".
+    files = {
+        "old.xml": b'<ns:a xmlns:ns="urn:x" xmlns:q="urn:q" q:k="7"><ns:id>1</ns:id><ns:b>1</ns:b></ns:a>',
+        "new.xml": b'<ns:a xmlns:ns="urn:x" xmlns:q="urn:q" q:k="7"><ns:id>1</ns:id><ns:b>2</ns:b></ns:a>',
+    }
+    code, out, err = run(tmp_path, files, "diff", "old.xml", "new.xml", "--key", "/ns:a/ns:id", "--key", "/ns:a/@q:k")
+    assert (code, err) == (0, "")
+    assert out == '<ns:a xmlns:ns="urn:x" xmlns:q="urn:q" q:k="7"><ns:id>1</ns:id><ns:b>2</ns:b></ns:a>\n'
+    code, out, err = run(tmp_path, files, "diff", "old.xml", "old.xml", "--key", "/ns:a/ns:id", "--no-empties")
+    assert (code, out, err) == (0, "", "")
+
+
+def test_a_default_namespace_adds_nothing_to_the_path(tmp_path: Path) -> None:
+    stream = b'<a xmlns="urn:d"><id>1</id><b>1</b></a>\n<a xmlns="urn:d"><id>2</id></a>\n<a xmlns="urn:d"><id>1</id><c>3</c></a>\n'
+    code, out, err = run(tmp_path, {"s.xml": stream}, "merge", "--stream", "--key", "/a/id", "s.xml")
+    assert (code, err) == (0, "")
+    assert out.splitlines() == ['<a xmlns="urn:d"><id>1</id><b>1</b><c>3</c></a>', '<a xmlns="urn:d"><id>2</id></a>']
