@@ -182,14 +182,28 @@ def _merge(base: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
 
 
 def same(a: Any, b: Any) -> bool:
-    """Typed equality: like ==, except that 1, 1.0 and True differ (A-D4), at any depth."""
-    if type(a) is not type(b):
-        return False
-    if type(a) is dict:
-        return a.keys() == b.keys() and all(same(value, b[key]) for key, value in a.items())
-    if type(a) is list:
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
+    """Typed equality: like ==, except that 1, 1.0 and True differ (A-D4), and so do 0.0 and
+    -0.0 (other text, other SOW keys), at any depth; a loop, not recursion, against nesting."""
+    kind = type(a)
+    if kind is not dict and kind is not list:  # the common case, called for every field of a diff
+        return kind is type(b) and a == b and not (kind is float and a == 0.0 and str(a) != str(b))
+    pairs = [(a, b)]
+    while pairs:
+        a, b = pairs.pop()
+        kind = type(a)
+        if kind is not type(b):
+            return False
+        if kind is dict:
+            if a.keys() != b.keys():
+                return False
+            pairs.extend((value, b[key]) for key, value in a.items())
+        elif kind is list:
+            if len(a) != len(b):
+                return False
+            pairs.extend(zip(a, b, strict=True))
+        elif a != b or (kind is float and a == 0.0 and str(a) != str(b)):
+            return False
+    return True
 
 
 class _Diff:

@@ -1,0 +1,45 @@
+"""Conformance of JSON delta handling through ``ampsctl delta`` (spec/messages.md §2.1, §6, §7).
+
+Runs the real command in this process (``ampsctl.cli.app.main``) on files in a temporary
+directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+from typing import Any
+
+from ampsctl.cli.app import main
+
+
+def run(tmp_path: Path, files: dict[str, bytes], *args: str) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``ampsctl delta ARGS``."""
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    err = io.StringIO()
+    code: Any = 0
+    with contextlib.chdir(tmp_path), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # type: ignore[type-var]
+        try:
+            main(["delta", *args])
+        except SystemExit as exc:
+            code = exc.code or 0
+    out.flush()
+    return code, out.buffer.getvalue().decode("utf-8"), err.getvalue()  # type: ignore[attr-defined]
+
+
+def test_a_zero_that_changes_sign_is_a_change(tmp_path: Path) -> None:
+    # 0.0 == -0.0 in Python, so the change was not sent and a delta subscriber kept 0.0
+    # while a full subscriber saw -0.0 (other text, and another SOW key when it is a key).
+    files = {"old.json": b'{"id":1,"a":0.0,"b":[0.0],"c":-0.0}', "new.json": b'{"id":1,"a":-0.0,"b":[-0.0],"c":-0.0}'}
+    code, out, err = run(tmp_path, files, "diff", "old.json", "new.json", "--key", "/id")
+    assert (code, out, err) == (0, '{"id":1,"a":-0.0,"b":[-0.0]}\n', "")
+
+
+def test_identical_deeply_nested_arrays_are_compared_without_a_depth_error(tmp_path: Path) -> None:
+    # 900 levels parse (orjson allows 1024); comparing them recursively ran out of stack.
+    deep = b'{"id":1,"a":' + b"[" * 900 + b"1" + b"]" * 900 + b"}"
+    code, out, err = run(tmp_path, {"a.json": deep}, "diff", "a.json", "a.json", "--key", "/id")
+    assert (code, out, err) == (0, '{"id":1}\n', "")
