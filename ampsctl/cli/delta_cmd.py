@@ -178,6 +178,7 @@ def _whole_files(paths: list[str], type_: str | None) -> tuple[Any, list[Any]]:
         raise UsageError("stdin (-) can be read only once", hint="give the other messages as files")
     raws = [_read(path).rstrip(b"\r\n") for path in paths]
     codec = _codec_for(paths, raws, type_)
+    raws = [_without_bom(codec, raw) for raw in raws]
     docs = []
     for path, raw in zip(paths, raws, strict=True):
         try:
@@ -219,10 +220,26 @@ def _open_streams(paths: list[str], type_: str | None) -> tuple[Any, list[_Sourc
             stream = sys.stdin.buffer if path == "-" else opened.enter_context(_open(path))
             sources.append(_Source(path, _head(stream), stream))
         firsts = [next((line for line in b"".join(source.head).splitlines() if line.strip()), b"") for source in sources]
-        return _codec_for(paths, firsts, type_), sources, opened
+        codec = _codec_for(paths, firsts, type_)
+        for source in sources:
+            if source.head:
+                source.head[0] = _without_bom(codec, source.head[0])
+        return codec, sources, opened
     except BaseException:
         opened.close()
         raise
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _without_bom(codec: Any, data: bytes) -> bytes:
+    """``data`` without a UTF-8 byte order mark at its start (editors on Windows write one).
+
+    Detection already looks past it; left in, JSON refuses it and FIX reads it as part of the
+    first tag. XML keeps it: the XML parser reads it itself, with the encoding declaration.
+    """
+    return data[len(_BOM) :] if data.startswith(_BOM) and codec.name != "xml" else data
 
 
 def _head(stream: BinaryIO) -> list[bytes]:

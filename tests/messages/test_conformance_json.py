@@ -43,3 +43,15 @@ def test_identical_deeply_nested_arrays_are_compared_without_a_depth_error(tmp_p
     deep = b'{"id":1,"a":' + b"[" * 900 + b"1" + b"]" * 900 + b"}"
     code, out, err = run(tmp_path, {"a.json": deep}, "diff", "a.json", "a.json", "--key", "/id")
     assert (code, out, err) == (0, '{"id":1}\n', "")
+
+
+def test_a_utf8_bom_at_the_start_of_an_input_file_is_not_content(tmp_path: Path) -> None:
+    # The type was detected past the BOM, then the parser refused it ("BOM is not supported")
+    # or, for FIX, read it as part of the first tag ("malformed FIX field '\ufeff35=D'").
+    bom = b"\xef\xbb\xbf"
+    files = {"a.json": bom + b'{"id":1,"a":1}\r\n', "b.json": b'{"id":1,"b":2}', "s.jsonl": bom + b'{"id":1,"a":1}\n{"id":1,"b":2}\n',
+             "a.fix": bom + b"35=D\x0155=X\x01", "b.fix": b"35=E\x01"}
+    assert run(tmp_path, files, "merge", "a.json", "b.json") == (0, '{"id":1,"a":1,"b":2}\n', "")
+    assert run(tmp_path, files, "merge", "--stream", "--key", "/id", "s.jsonl") == (0, '{"id":1,"a":1,"b":2}\n', "")
+    assert run(tmp_path, files, "conflate", "--key", "/id", "s.jsonl") == (0, '{"id":1,"b":2}\n', "")
+    assert run(tmp_path, files, "merge", "a.fix", "b.fix") == (0, "35=E\x0155=X\x01\n", "")
