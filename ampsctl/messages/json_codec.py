@@ -52,11 +52,7 @@ class JsonCodec:
         try:
             doc = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            raise InputError(
-                f"invalid JSON message: {exc}",
-                code="JSON",
-                hint="each message must be one complete JSON object (one per line in a stream)",
-            ) from None
+            raise _decode_error(raw, exc) from None
         if not isinstance(doc, dict):
             raise InputError(
                 f"JSON message is {type(doc).__name__ if doc is not None else 'null'}, not an object",
@@ -163,6 +159,24 @@ def _deep(function: Callable[[Any], Any], argument: Any) -> Any:
         raise InputError("JSON document nested too deeply", code="JSON", hint="nest objects and arrays less than 1000 levels deep") from None
     finally:
         sys.setrecursionlimit(limit)
+
+
+def _decode_error(raw: bytes | bytearray | memoryview | str, exc: orjson.JSONDecodeError) -> InputError:
+    """The InputError for text orjson refused; orjson reports bytes that are not UTF-8 as
+    "str is not valid UTF-8: surrogates not allowed" at char 0, so those get their own message."""
+    if not isinstance(raw, str):
+        try:
+            bytes(raw).decode("utf-8")
+        except UnicodeDecodeError as bad:
+            return InputError(
+                f"invalid JSON message: not UTF-8 text: byte 0x{bad.object[bad.start]:02x} at byte offset {bad.start}",
+                code="JSON",
+                hint="JSON messages are UTF-8; convert the file (for example iconv -f latin1 -t utf-8)",
+            )
+    hint = "each message must be one complete JSON object (one per line in a stream)"
+    if "surrogate" in str(exc):
+        hint = r"an escape in \uD800-\uDFFF must be one half of a surrogate pair, such as \ud83d\ude00"
+    return InputError(f"invalid JSON message: {exc}", code="JSON", hint=hint)
 
 
 def _need_object(doc: Any, what: str) -> None:

@@ -55,3 +55,20 @@ def test_a_utf8_bom_at_the_start_of_an_input_file_is_not_content(tmp_path: Path)
     assert run(tmp_path, files, "merge", "--stream", "--key", "/id", "s.jsonl") == (0, '{"id":1,"a":1,"b":2}\n', "")
     assert run(tmp_path, files, "conflate", "--key", "/id", "s.jsonl") == (0, '{"id":1,"b":2}\n', "")
     assert run(tmp_path, files, "merge", "a.fix", "b.fix") == (0, "35=E\x0155=X\x01\n", "")
+
+
+def test_bytes_that_are_not_utf8_are_named_with_their_offset(tmp_path: Path) -> None:
+    # orjson said "str is not valid UTF-8: surrogates not allowed: line 1 column 1 (char 0)".
+    files = {"a.json": b'{"id":1,"a":"caf\xe9"}', "b.json": b'{"id":1}', "s.jsonl": b'{"id":1}\n{"id":"\xc3"}\n'}
+    code, out, err = run(tmp_path, files, "merge", "a.json", "b.json")
+    assert (code, out) == (3, "")
+    assert "a.json: invalid JSON message: not UTF-8 text: byte 0xe9 at byte offset 16" in err and "iconv" in err
+    code, out, err = run(tmp_path, files, "merge", "--stream", "--key", "/id", "s.jsonl")
+    assert (code, out) == (3, "")
+    assert "s.jsonl:2: invalid JSON message: not UTF-8 text: byte 0xc3 at byte offset 7" in err
+
+
+def test_a_lone_surrogate_escape_gets_a_hint_about_surrogate_pairs(tmp_path: Path) -> None:
+    code, out, err = run(tmp_path, {"a.json": rb'{"id":1,"a":"\ud800"}'}, "merge", "a.json", "a.json")
+    assert (code, out) == (3, "")
+    assert "no low surrogate" in err and "surrogate pair, such as \\ud83d\\ude00" in err
