@@ -55,7 +55,7 @@ def _split(raw: bytes, separator: str, numeric_tags: bool, code: str) -> _Pairs:
                 raise InputError(
                     f"malformed {code} field {part[:40]!r} at byte {offset}: expected {what}=value",
                     code=code,
-                    hint="fields are tag=value, each ended by the SOH (0x01) separator"
+                    hint=f"fields are {what}=value, each ended by the SOH (0x01) separator"
                     + ("; a tag is a positive number in ASCII digits, no leading zero (55, not 055)" if numeric_tags else ""),
                 )
             pairs.append((name, value))

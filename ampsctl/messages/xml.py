@@ -48,6 +48,13 @@ def _parse_root(raw: bytes) -> etree._Element:
     try:
         root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as exc:
+        if "Excessive depth" in str(exc.msg):  # libxml2's text names a parser flag, no use to a user
+            line = " (line {}, column {})".format(*exc.position) if exc.lineno else ""
+            raise InputError(
+                f"XML message nested too deeply: more than 256 levels of elements{line}",
+                code="XML",
+                hint="ampsctl reads XML messages nested at most 256 elements deep",
+            ) from None
         raise InputError(f"malformed XML message: {exc.msg}", code="XML", hint="check the message payload") from None
     if root is None:  # lxml returns None for some degenerate inputs (e.g. only whitespace)
         raise InputError("malformed XML message: no root element", code="XML", hint="check the message payload")

@@ -61,3 +61,10 @@ def test_a_missing_key_field_is_still_an_error(tmp_path: Path) -> None:
     code, out, err = run(tmp_path, {"s.fix": "35=D|\n"}, "merge", "--stream", "--key", "/55", "s.fix")
     assert code == 3 and out == ""
     assert "s.fix:1: key field /55 is missing" in err
+
+
+def test_a_malformed_nvfix_field_is_explained_with_names_not_tags(tmp_path: Path) -> None:
+    code, out, err = run(tmp_path, {"a.nvfix": "Sym=X|bad|"}, "merge", "a.nvfix", "a.nvfix")
+    assert (code, out) == (3, "")
+    assert "malformed NVFIX field 'bad' at byte 6: expected name=value" in err
+    assert "hint: fields are name=value, each ended by the SOH (0x01) separator" in err

@@ -99,3 +99,15 @@ def test_a_default_namespace_adds_nothing_to_the_path(tmp_path: Path) -> None:
     code, out, err = run(tmp_path, {"s.xml": stream}, "merge", "--stream", "--key", "/a/id", "s.xml")
     assert (code, err) == (0, "")
     assert out.splitlines() == ['<a xmlns="urn:d"><id>1</id><b>1</b><c>3</c></a>', '<a xmlns="urn:d"><id>2</id></a>']
+
+
+def test_xml_nested_too_deeply_is_a_clear_error(tmp_path: Path) -> None:
+    # libxml2's own text was "Excessive depth in document: 256, use XML_PARSE_HUGE option".
+    deep = b"<r>" + b"<b>" * 300 + b"1" + b"</b>" * 300 + b"</r>"
+    code, out, err = run(tmp_path, {"d.xml": deep}, "merge", "d.xml", "d.xml")
+    assert (code, out) == (3, "")
+    assert "d.xml: XML message nested too deeply: more than 256 levels of elements (line 1, column 771)" in err
+    assert "XML_PARSE_HUGE" not in err
+    ok = b"<r>" + b"<b>" * 250 + b"1" + b"</b>" * 250 + b"</r>"
+    code, out, err = run(tmp_path, {"ok.xml": ok}, "merge", "ok.xml", "ok.xml")
+    assert (code, out, err) == (0, ok.decode() + "\n", "")
