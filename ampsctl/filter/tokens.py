@@ -32,6 +32,7 @@ from ampsctl.filter.grammar import KEYWORDS
 
 # Largest integer literal: AMPS integers are signed 64-bit, unsigned above LONG_MAX (§4.1).
 MAX_INTEGER = 2**64 - 1
+_MAX_DIGITS = len(str(MAX_INTEGER))
 
 
 class Kind(Enum):
@@ -108,14 +109,36 @@ def _unescape(match: re.Match[str]) -> str:
     return match.group()  # any other \c stays as written, so regex escapes reach LIKE intact
 
 
-def _steps(path: str) -> tuple[Step, ...]:
+def _index(text: str, pos: int, digits: str) -> int:
+    """The subscript written as ``digits`` at ``pos``; out of the integer range is an error
+    (checked on the text: Python refuses int() on more than 4300 digits)."""
+    value = _bounded_int(digits)
+    if value is None:
+        raise _error(text, pos, "subscript out of range",
+                     f"subscripts go up to {MAX_INTEGER}; an index past the end of an array is NULL anyway")
+    return value
+
+
+def _bounded_int(digits: str) -> int | None:
+    """The value of a run of ASCII digits, or None above MAX_INTEGER (leading zeros allowed)."""
+    significant = digits.lstrip("0")
+    if len(significant) > _MAX_DIGITS:
+        return None
+    value = int(significant or "0")
+    return value if value <= MAX_INTEGER else None
+
+
+def _steps(path: str, text: str, start: int) -> tuple[Step, ...]:
+    """The steps of a path matched at ``start`` of ``text`` (for the position of an error)."""
     steps = []
+    offset = start + 1
     for part in path[1:].split("/"):
         if part.endswith("]"):
             name, _, index = part[:-1].partition("[")
-            steps.append(Step(name, int(index)))
+            steps.append(Step(name, _index(text, offset + len(name) + 1, index)))
         else:
             steps.append(Step(part))
+        offset += len(part) + 1
     return tuple(steps)
 
 
@@ -128,7 +151,7 @@ def _subscript(text: str, pos: int, has_index: bool) -> tuple[int | None, int]:
                      "index nested arrays through separate steps is not supported; use one [n] per step")
     match = _SUBSCRIPT.match(text, pos)
     if match is not None:
-        return int(match.group(1)), match.end()
+        return _index(text, pos + 1, match.group(1)), match.end()
     after = text[pos + 1 : pos + 2]
     if after == "-":
         raise _error(text, pos + 1, "negative subscript",
@@ -147,7 +170,7 @@ def _field_after(text: str, pos: int, start: int, qualifier: tuple[str, ...]) ->
                      "write [topic]./field, [type].[topic]./field or [topic].[/odd name]")
     path = match.group()
     _, end = _subscript(text, match.end(), path.endswith("]"))  # reports a malformed subscript
-    return Token(Kind.FIELD, "", start, end, Field(_steps(path), qualifier=qualifier))
+    return Token(Kind.FIELD, "", start, end, Field(_steps(path, text, pos), qualifier=qualifier))
 
 
 def _bracket(text: str, i: int, start: int, qualifier: tuple[str, ...] = ()) -> Token:
@@ -203,8 +226,8 @@ def _number_value(text: str, pos: int, literal: str) -> int | float:
         if value == float("inf"):
             raise _error(text, pos, "number out of range", "a float literal must fit a 64-bit double")
         return value
-    integer = int(literal)
-    if integer > MAX_INTEGER:
+    integer = _bounded_int(literal)
+    if integer is None:
         raise _error(text, pos, "integer out of range",
                      f"integers go up to {MAX_INTEGER}; write a float (1e20) for larger numbers")
     return integer
@@ -260,7 +283,7 @@ def tokenize(text: str) -> list[Token]:
                 _subscript(text, end, path.endswith("]"))  # raises: a valid subscript was matched already
             value = fields.get(path)
             if value is None:
-                value = fields[path] = Field(_steps(path))
+                value = fields[path] = Field(_steps(path, text, start))
             append(new(Token, (field, "", start, end, value)))
         elif group == "number":
             literal = found.group(group)
