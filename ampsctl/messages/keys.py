@@ -215,8 +215,9 @@ def key_values(source: Any, key_paths: Sequence[str], *, allow_missing: bool = F
     """The values of ``key_paths`` ("/id", "/55") in a message, ready for ``generate_key``.
 
     ``source`` is a JSON document (dict), a FIX/NVFIX document (a sequence of (name, text)
-    pairs), or any record with ``get(field)`` (what ``Codec.record`` returns). A record cannot
-    tell an absent field from a NULL one, so for records NULL counts as missing.
+    pairs), or any record with ``get(field)`` (what ``Codec.record`` returns). ``get`` cannot
+    tell an absent field from a NULL one, so for a record NULL counts as missing unless it
+    also has ``present(field)`` (XmlRecord does) to say the field is there.
     """
     if not key_paths:
         raise InputError("no key fields given", code="SOWKEY", hint="give at least one key path, e.g. --key /id")
@@ -266,8 +267,12 @@ def _lookup(source: Any, steps: tuple[str, ...]) -> Any:
     if isinstance(source, list | tuple):
         return _lookup_pairs(source, steps)
     if callable(getattr(source, "get", None)):
-        value = source.get(_Field(tuple(_Step(step) for step in steps)))
-        return _MISSING if value is None else value
+        field = _Field(tuple(_Step(step) for step in steps))
+        value = source.get(field)
+        if value is None:  # absent, or present and NULL: a record that can tell says which
+            present = getattr(source, "present", None)
+            return None if present is not None and present(field) else _MISSING
+        return value
     raise TypeError(f"cannot read key fields from a {type(source).__name__}")
 
 

@@ -87,6 +87,16 @@ class XmlRecord:
         return cls(_parse_root(raw))
 
     def get(self, field: Any) -> Any:
+        values = self._values(field)
+        return None if values is None else _one_or_many(values)
+
+    def present(self, field: Any) -> bool:
+        """Whether ``field`` is in the message: an empty element is there, with a NULL value
+        (a key field ``<id/>`` keys on NULL, as JSON null does, and is not missing)."""
+        return self._values(field) is not None
+
+    def _values(self, field: Any) -> list[Any] | None:
+        """The typed values at ``field``, or None when no element or attribute is there."""
         steps = field.steps
         if not steps or field.qualifier or steps[0].name != _step(self.root) or steps[0].index not in (None, 0):
             return None
@@ -94,7 +104,7 @@ class XmlRecord:
         for step in steps[1:]:
             if step.name.startswith("@"):
                 values = [_attribute(n, step.name[1:]) for n in nodes]
-                return _one_or_many([infer(v) for v in values if v is not None])
+                return [infer(v) for v in values if v is not None] or None
             found = []
             for node in nodes:
                 children = _children(node, step.name)
@@ -102,7 +112,7 @@ class XmlRecord:
             if not found:
                 return None
             nodes = found
-        return _one_or_many([_value(n) for n in nodes])
+        return [_value(n) for n in nodes]
 
 
 def _value(element: etree._Element) -> Any:

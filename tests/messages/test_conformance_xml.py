@@ -111,3 +111,18 @@ def test_xml_nested_too_deeply_is_a_clear_error(tmp_path: Path) -> None:
     ok = b"<r>" + b"<b>" * 250 + b"1" + b"</b>" * 250 + b"</r>"
     code, out, err = run(tmp_path, {"ok.xml": ok}, "merge", "ok.xml", "ok.xml")
     assert (code, out, err) == (0, ok.decode() + "\n", "")
+
+
+def test_an_empty_key_element_is_null_not_missing(tmp_path: Path) -> None:
+    # Spec §2.2: <id/> is NULL. As a key it keys the record on NULL, as JSON null and FIX 55=
+    # do; it was reported as a missing key field and the message refused.
+    stream = b'<a><id/><b>1</b></a>\n<a><id/><c>1</c></a>\n<a><id>2</id></a>\n<a k=""><x/></a>\n<a k=""><y/></a>\n'
+    code, out, err = run(tmp_path, {"s.xml": stream.replace(b'<a k=""><x/></a>\n<a k=""><y/></a>\n', b"")}, "merge", "--stream", "--key", "/a/id", "s.xml")
+    assert (code, err) == (0, "")
+    assert out.splitlines() == ["<a><id/><b>1</b><c>1</c></a>", "<a><id>2</id></a>"]
+    attrs = b'<a k=""><x/></a>\n<a k=""><y/></a>\n'
+    assert run(tmp_path, {"t.xml": attrs}, "merge", "--stream", "--key", "/a/@k", "t.xml") == (0, '<a k=""><x/><y/></a>\n', "")
+    files = {"old.xml": b"<a><id/><b>1</b></a>", "new.xml": b"<a><id/><b>2</b></a>", "none.xml": b"<a><b>2</b></a>"}
+    assert run(tmp_path, files, "diff", "old.xml", "new.xml", "--key", "/a/id") == (0, "<a><id/><b>2</b></a>\n", "")
+    code, out, err = run(tmp_path, files, "diff", "old.xml", "none.xml", "--key", "/a/id")  # absent is still missing
+    assert (code, out) == (3, "") and "key field /a/id is missing" in err
