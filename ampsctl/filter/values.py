@@ -69,9 +69,11 @@ def parse_number(text: str) -> Number | None:
         return None
     if "." in text or "e" in text or "E" in text:
         return float(text)
-    if len(text) > _MAX_INT_DIGITS:
+    sign, digits = ("-", text[1:]) if text[0] == "-" else ("", text)
+    digits = digits.lstrip("0") or "0"  # zero padding ('0...07') keeps an integer an integer
+    if len(digits) > _MAX_INT_DIGITS:
         return float(text)
-    return fit_int(int(text))
+    return fit_int(int(sign + digits))
 
 
 def scalar(value: Any) -> Any:

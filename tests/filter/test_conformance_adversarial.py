@@ -68,3 +68,18 @@ def test_a_huge_integer_or_subscript_is_an_error_with_its_position(expr: str, po
 def test_leading_zeros_do_not_count_towards_the_limit(expr: str, canonical: str) -> None:
     code, result = check_json(expr)
     assert (code, result) == (0, {"valid": True, "canonical": canonical})
+
+
+# --- a numeric string padded with many zeros is still an integer ------------------------------
+
+PADDED = "0" * 45 + "7"
+
+
+@pytest.mark.parametrize(("expr", "message"), [
+    ("/a / 2 = 3", {"a": PADDED}),  # integer division, as for '007'
+    ("/a / 2 = -3", {"a": "-" + PADDED}),
+    ("CONCAT(/a + 0) = '7'", {"a": PADDED}),
+    ("CONCAT(/a + 0) = '0'", {"a": "0" * 6000}),
+])
+def test_zero_padding_keeps_a_numeric_string_integral(expr: str, message: dict) -> None:
+    assert verdict(expr, message) == (0, "true")
