@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -65,6 +65,8 @@ class JsonCodec:
         try:
             return orjson.dumps(doc)
         except (orjson.JSONEncodeError, TypeError) as exc:
+            if "Recursion limit" in str(exc):  # deeper than orjson writes, not deeper than it reads
+                return _dumps_in_layers(doc)
             raise InputError(f"cannot write JSON message: {exc}", code="JSON") from None
 
     def record(self, doc: Any) -> JsonRecord:
@@ -177,6 +179,41 @@ def _decode_error(raw: bytes | bytearray | memoryview | str, exc: orjson.JSONDec
     if "surrogate" in str(exc):
         hint = r"an escape in \uD800-\uDFFF must be one half of a surrogate pair, such as \ud83d\ude00"
     return InputError(f"invalid JSON message: {exc}", code="JSON", hint=hint)
+
+
+_LAYER = 128  # levels orjson writes at a time in _dumps_in_layers, well under its 255
+
+
+def _dumps_in_layers(doc: Any) -> bytes:
+    """``orjson.dumps`` for a document nested deeper than orjson writes (255 levels, while it
+    reads 1024): the subtrees that start every ``_LAYER`` levels are written first and put in
+    as ``orjson.Fragment`` s, bottom up, in a loop rather than recursion. Same bytes as dumps."""
+    frames: list[list[Any]] = [[_entries(doc), type(doc)(), 0, None]]  # entries, copy, depth, key in parent
+    while True:
+        frame = frames[-1]
+        entries, built, depth, _ = frame
+        for key, value in entries:
+            if type(value) in (dict, list) and value:
+                frames.append([_entries(value), type(value)(), depth + 1, key])
+                break
+            _put(built, key, value)
+        else:
+            frames.pop()
+            if not frames:
+                return orjson.dumps(built)
+            done = orjson.Fragment(orjson.dumps(built)) if depth % _LAYER == 0 else built
+            _put(frames[-1][1], frame[3], done)
+
+
+def _entries(container: dict[str, Any] | list[Any]) -> Iterator[tuple[Any, Any]]:
+    return iter(container.items()) if type(container) is dict else iter(enumerate(container))
+
+
+def _put(container: dict[str, Any] | list[Any], key: Any, value: Any) -> None:
+    if type(container) is dict:
+        container[key] = value
+    else:
+        container.append(value)
 
 
 def _need_object(doc: Any, what: str) -> None:

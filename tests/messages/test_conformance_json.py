@@ -72,3 +72,16 @@ def test_a_lone_surrogate_escape_gets_a_hint_about_surrogate_pairs(tmp_path: Pat
     code, out, err = run(tmp_path, {"a.json": rb'{"id":1,"a":"\ud800"}'}, "merge", "a.json", "a.json")
     assert (code, out) == (3, "")
     assert "no low surrogate" in err and "surrogate pair, such as \\ud83d\\ude00" in err
+
+
+def test_the_brokers_codec_writes_a_merge_of_a_document_deeper_than_orjson_writes() -> None:
+    # orjson reads 1024 levels but writes 255: a delta publish onto a stored record 300
+    # levels deep failed with "cannot write JSON message: Recursion limit reached".
+    from ampsctl.messages.json_codec import JSON
+
+    def nested(levels: int) -> bytes:
+        return b'{"b":[1.5,' * levels + b'"x"' + b"]}" * levels
+
+    stored = b'{"id":1,"a":' + nested(150) + b"}"
+    merged = JSON.merge(JSON.parse(stored), JSON.parse(b'{"id":1,"c":-0.0,"d":[[],{}]}'))
+    assert JSON.serialize(merged) == stored[:-1] + b',"c":-0.0,"d":[[],{}]}'
