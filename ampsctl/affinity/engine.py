@@ -51,7 +51,7 @@ from ampsctl.affinity.patterns import finder
 from ampsctl.affinity.publishers import CoverageIndex, LoadIndex, Publisher
 from ampsctl.errors import InputError
 from ampsctl.filter.errors import FilterError
-from ampsctl.filter.regexes import compile_pattern, has_metachars, shown_pattern
+from ampsctl.filter.regexes import DEFAULT_TIMEOUT, compile_pattern, has_metachars, shown_pattern
 
 _TOPIC_LIMIT: Final = 1 << 20  # topic states kept before those without interest are dropped
 
@@ -121,8 +121,9 @@ class FaucetEngine:
     """The assignment state of one action; ``handle`` each event in order."""
 
     def __init__(self, settings: AffinitySettings) -> None:
+        self.warnings: list[str] = []  # drained by the caller; the engine never prints
         try:
-            self._finds = finder(compile_pattern(settings.subscription_topic))
+            self._finds = finder(compile_pattern(settings.subscription_topic), timed_out=self._slow_subscription_topic)
         except FilterError as exc:
             raise InputError(
                 f"SubscriptionTopic {shown_pattern(settings.subscription_topic)} is not a valid PCRE: {exc.message}",
@@ -131,7 +132,6 @@ class FaucetEngine:
             ) from None
         self.settings = settings
         self.reassignments = 0  # topics moved off a lost publisher
-        self.warnings: list[str] = []  # drained by the caller; the engine never prints
         self._all = settings.announcements is Announcements.ALL
         self._control_topic = settings.control_topic
         self._coverage_option = settings.coverage_option
@@ -141,9 +141,17 @@ class FaucetEngine:
         self._topic_floor = self._topic_limit = _TOPIC_LIMIT
         self._unassigned: dict[str, _Topic] = {}  # interested topics without a publisher
         self._loads = LoadIndex() if settings.coverage_option is None else None
-        self._coverage = CoverageIndex()
+        self._coverage = CoverageIndex(self._slow_coverage)
         self._activations = 0
         self._interest_seq = 0
+
+    def _slow_subscription_topic(self, pattern: regex.Pattern[str], topic: str) -> None:
+        self.warnings.append(f"SubscriptionTopic {shown_pattern(pattern.pattern)} ran past the {DEFAULT_TIMEOUT:g} s regex timeout "
+                             f"on topic {topic!r}: counted as no match, so subscriptions to it are not interest")
+
+    def _slow_coverage(self, pattern: regex.Pattern[str], topic: str) -> None:
+        self.warnings.append(f"coverage PCRE {shown_pattern(pattern.pattern)} ran past the {DEFAULT_TIMEOUT:g} s regex timeout "
+                             f"on topic {topic!r}: counted as not covering it")
 
     # ---- events in
 

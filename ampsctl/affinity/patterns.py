@@ -22,17 +22,21 @@ from ampsctl.filter.errors import FilterError
 from ampsctl.filter.regexes import has_metachars, search_compiled
 
 Finder = Callable[[str], bool]
+TimedOut = Callable[[regex.Pattern[str], str], None]  # told of each search that ran past its timeout
 
 
-def search(pattern: regex.Pattern[str], text: str) -> bool:
-    """An unanchored PCRE search; one that runs past its timeout matches nothing."""
+def search(pattern: regex.Pattern[str], text: str, timed_out: TimedOut | None = None) -> bool:
+    """An unanchored PCRE search; one that runs past its timeout matches nothing (and
+    ``timed_out`` hears of it: a silent no-match looks like a wrong assignment)."""
     try:
         return search_compiled(pattern, text)
     except FilterError:
+        if timed_out is not None:
+            timed_out(pattern, text)
         return False
 
 
-def finder(pattern: regex.Pattern[str], *, remember: int = 0) -> Finder:
+def finder(pattern: regex.Pattern[str], *, remember: int = 0, timed_out: TimedOut | None = None) -> Finder:
     """A function telling whether ``pattern`` finds a match in a text. With ``remember``, a
     pattern that needs the regex engine keeps up to that many verdicts, one per text."""
     body = pattern.pattern
@@ -45,7 +49,7 @@ def finder(pattern: regex.Pattern[str], *, remember: int = 0) -> Finder:
     if end:
         body = body[:-1]
     if pattern.flags & regex.IGNORECASE or has_metachars(body):
-        return _remembering(pattern, remember) if remember else lambda text: search(pattern, text)
+        return _remembering(pattern, remember, timed_out) if remember else lambda text: search(pattern, text, timed_out)
     lined = body + "\n"
     if start and end:
         return lambda text: text == body or text == lined
@@ -56,7 +60,7 @@ def finder(pattern: regex.Pattern[str], *, remember: int = 0) -> Finder:
     return lambda text: body in text
 
 
-def _remembering(pattern: regex.Pattern[str], limit: int) -> Finder:
+def _remembering(pattern: regex.Pattern[str], limit: int, timed_out: TimedOut | None) -> Finder:
     verdicts: dict[str, bool] = {}
 
     def find(text: str) -> bool:
@@ -64,7 +68,7 @@ def _remembering(pattern: regex.Pattern[str], limit: int) -> Finder:
         if found is None:
             if len(verdicts) >= limit:
                 verdicts.clear()
-            found = verdicts[text] = search(pattern, text)
+            found = verdicts[text] = search(pattern, text, timed_out)
         return found
 
     return find

@@ -15,7 +15,7 @@ from typing import Final
 
 import regex
 
-from ampsctl.affinity.patterns import Finder, finder
+from ampsctl.affinity.patterns import Finder, TimedOut, finder
 
 # Verdicts remembered per regex pattern, and finders remembered, before a cache restarts:
 # the broker runs for days and topics and coverages come and go.
@@ -117,9 +117,10 @@ class CoverageIndex:
     engine remembers its verdict per topic.
     """
 
-    __slots__ = ("_finders", "_groups")
+    __slots__ = ("_finders", "_groups", "_timed_out")
 
-    def __init__(self) -> None:
+    def __init__(self, timed_out: TimedOut | None = None) -> None:
+        self._timed_out = timed_out
         self._finders: dict[str, Finder] = {}  # pattern text -> finder
         self._groups: dict[tuple[Finder | None, ...], LoadIndex] = {}  # by the members' finders
 
@@ -128,7 +129,7 @@ class CoverageIndex:
         if found is None:
             if len(self._finders) >= _PATTERN_LIMIT:
                 self._finders.clear()
-            found = self._finders[pattern.pattern] = finder(pattern, remember=_VERDICT_LIMIT)
+            found = self._finders[pattern.pattern] = finder(pattern, remember=_VERDICT_LIMIT, timed_out=self._timed_out)
         return found
 
     def place(self, publisher: Publisher) -> None:
