@@ -55,7 +55,7 @@ def parse_event(line: bytes | str, path: str = "<event>", number: int = 0) -> Su
     try:
         data = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
-        raise _bad(f"not valid JSON: {exc}", path, number) from None
+        raise _bad(_not_utf8(line) or f"not valid JSON: {exc}", path, number) from None
     # A subscribe or unsubscribe with exactly its required fields, all non-empty strings: the
     # general path's checks in one expression (the length rules out any other key).
     if type(data) is dict:
@@ -72,6 +72,17 @@ def parse_event(line: bytes | str, path: str = "<event>", number: int = 0) -> Su
     return _checked_event(data, path, number)
 
 
+def _not_utf8(line: bytes | str) -> str | None:
+    """Where a line stops being UTF-8 (orjson calls any such byte "surrogates not allowed")."""
+    if isinstance(line, str):
+        return None
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not valid UTF-8: byte 0x{line[exc.start]:02x} at byte offset {exc.start}"
+    return None
+
+
 def _checked_event(data: Any, path: str, number: int) -> SubscriptionEvent:
     """Any event, with every check and its error message."""
     if type(data) is not dict:
@@ -83,7 +94,7 @@ def _checked_event(data: Any, path: str, number: int) -> SubscriptionEvent:
     if not _ALLOWED[kind].issuperset(data):
         unknown = sorted(set(data) - _ALLOWED[kind])[0]
         known = ", ".join((*fields, *_OPTIONAL[kind]))
-        raise _bad(f"unknown key {unknown!r} in a {kind} event", path, number, hint=f"a {kind} event has: {known}")
+        raise _bad(f"unknown key {unknown!r} in {_a(kind)} event", path, number, hint=f"{_a(kind)} event has: {known}")
     values = []
     for name in fields:
         value = data.get(name)
@@ -105,8 +116,13 @@ def _text(value: Any, name: str, kind: str, path: str, number: int) -> str:
     """A field that is not a non-empty string: an integer sub_id, or an error."""
     if name == "sub_id" and isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    what = "missing" if value is None else f"must be a non-empty string, got {orjson.dumps(value).decode()}"
-    raise _bad(f"{name} {what} in a {kind} event", path, number, hint=f"for example {_EXAMPLE}")
+    wanted = "a non-empty string or an integer" if name == "sub_id" else "a non-empty string"
+    what = "missing" if value is None else f"must be {wanted}, got {orjson.dumps(value).decode()}"
+    raise _bad(f"{name} {what} in {_a(kind)} event", path, number, hint=f"for example {_EXAMPLE}")
+
+
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind == "unsubscribe" else f"a {kind}"
 
 
 def _options(value: Any, path: str, number: int) -> Mapping[str, str | None]:

@@ -52,7 +52,7 @@ def test_options_as_a_json_object() -> None:
         (b'{"event":"subscribe","connection":"c","client":"x","topic":"t","sub_id":"1","options":5}', "options must be"),
         (b'{"event":"subscribe","connection":"c","client":"x","topic":"t","sub_id":"1","options":"a,=b"}', "options: option '=b' has no name"),
         (b'{"event":"subscribe","connection":"c","client":"x","topic":"t","sub_id":"1","options":{"a":[1]}}', "option 'a' must be"),
-        (b"\xff\xfe", "not valid JSON"),
+        (b"\xff\xfe", "not valid UTF-8: byte 0xff at byte offset 0"),
     ],
 )
 def test_bad_lines_name_the_line(line: bytes, message: str) -> None:
