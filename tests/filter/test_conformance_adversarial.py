@@ -83,3 +83,52 @@ PADDED = "0" * 45 + "7"
 ])
 def test_zero_padding_keeps_a_numeric_string_integral(expr: str, message: dict) -> None:
     assert verdict(expr, message) == (0, "true")
+
+
+# --- counted repeats the regex package would unroll into gigabytes ---------------------------
+
+# Refused patterns. Before the fix each of these compiled (tens of MB each; three levels of
+# {1000} asked for hundreds of GB and took the machine down).
+TOO_LARGE = ["a{70000}", "(?:a{1000}){100}", "(?:x|[ab]{300}){300}", "(?x)(?:a{3#c\n00}){300}", "(?:a{1000})(?x) {100}"]
+
+
+@pytest.mark.parametrize("pattern", TOO_LARGE)
+def test_a_pattern_that_unrolls_too_far_is_refused_with_its_column(pattern: str) -> None:
+    code, result = check_json(f"/a LIKE '{pattern}'")
+    assert code == 3, result
+    assert "is too large: its counted repeats unroll" in result["error"]
+    assert result["position"] == 8
+    assert "smaller counts" in result["hint"]
+
+
+@pytest.mark.parametrize("expr", ["REGEXP_MATCH(/a, '(?:a{1000}){100}') = 'x'",
+                                  "REGEXP_REPLACE(/a, '(?:a{1000}){100}', 'y') = 'x'"])
+def test_regexp_functions_refuse_it_too(expr: str) -> None:
+    code, result = check_json(expr)
+    assert code == 3 and "too large" in result["error"] and result["position"] == 17 + expr.startswith("REGEXP_R") * 2
+
+
+def test_a_pattern_read_from_the_message_is_refused_for_that_message() -> None:
+    code, text = verdict("REGEXP_MATCH(/a, /p) IS NULL", {"a": "aaa", "p": "(?:a{1000}){100}"})
+    assert code == 3 and "too large" in text
+
+
+@pytest.mark.parametrize("pattern", ["a{65535}", "(?:a{1000}){0,1000}", "(?:a{0,1000}){1000}", "a{0,4294967294}",
+                                     "(?:abcdefgh){8000}", "(?x) # (?:a{1000}){1000}", r"^\d{4}-\d{2}-\d{2}$"])
+def test_patterns_within_the_limit_still_compile(pattern: str) -> None:
+    assert check_json(f"/a LIKE '{pattern}'")[0] == 0
+
+
+def test_three_nested_repeats_do_not_exhaust_memory() -> None:
+    # In a child capped at 1 GB of address space: without the check this is a MemoryError (exit 5).
+    import resource
+    import subprocess
+    import sys
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    done = subprocess.run([sys.executable, "-m", "ampsctl", "filter", "check", "/a LIKE '(?:(?:a{1000}){1000}){1000}'"],
+                          capture_output=True, text=True, timeout=60, preexec_fn=cap)
+    assert done.returncode == 3, done.stderr
+    assert "too large" in done.stdout
