@@ -34,14 +34,6 @@ _MISSING: Any = object()
 _Path = tuple[str, ...]
 
 
-def _too_deep() -> InputError:
-    return InputError(
-        "JSON document nested too deeply to merge or diff",
-        code="JSON",
-        hint="nesting of several hundred levels is not supported for delta operations",
-    )
-
-
 class JsonCodec:
     """The Codec for ``json`` (see ampsctl.messages.codec). Stateless: one instance serves all."""
 
@@ -82,7 +74,7 @@ class JsonCodec:
         try:
             return _merge(base, delta)
         except RecursionError:
-            raise _too_deep() from None
+            return _merge_in_a_loop(base, delta)  # rare: the recursion is the fast common case
 
     def diff(
         self,
@@ -102,8 +94,8 @@ class JsonCodec:
             _need_object(old, "old message")
         try:
             out, changed = walk.object(old if old is not None else _MISSING, new, ())
-        except RecursionError:
-            raise _too_deep() from None
+        except RecursionError:  # rare: the recursion is the fast common case
+            out, changed = walk.object_in_a_loop(old if old is not None else _MISSING, new)
         if no_empties and not changed:
             return None
         return out
@@ -232,6 +224,22 @@ def _merge(base: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _merge_in_a_loop(base: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
+    """``_merge`` without recursion, for objects nested as deep as orjson reads (1024)."""
+    out = dict(base)
+    pending = [(out, delta)]
+    while pending:
+        target, changes = pending.pop()
+        for key, value in changes.items():
+            old = target.get(key, _MISSING)
+            if type(value) is dict and type(old) is dict:
+                target[key] = merged = dict(old)  # placed now: the key keeps its position
+                pending.append((merged, value))
+            else:
+                target[key] = value
+    return out
+
+
 def same(a: Any, b: Any) -> bool:
     """Typed equality: like ==, except that 1, 1.0 and True differ (A-D4), and so do 0.0 and
     -0.0 (other text, other SOW keys), at any depth; a loop, not recursion, against nesting."""
@@ -299,6 +307,38 @@ class _Diff:
                 out[key] = value
                 changed = True
         return out, changed
+
+    def object_in_a_loop(self, old: Any, new: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """``object`` without recursion, for objects nested as deep as orjson reads (1024)."""
+        # A frame: old object, new entries left, path, delta so far, changed, key in the parent.
+        frames: list[list[Any]] = [[old, iter(new.items()), (), {}, False, None]]
+        while True:
+            frame = frames[-1]
+            before_object, entries, prefix, out, _, _ = frame
+            for key, value in entries:
+                path = (*prefix, key)
+                if path in self.keys:
+                    if self.send_keys:
+                        out[key] = value
+                    continue
+                whole, below = self._selected(path)
+                if not below and path not in self.key_prefixes:
+                    continue
+                before = before_object.get(key, _MISSING) if type(before_object) is dict else _MISSING
+                if type(value) is dict and (type(before) is dict or not whole or path in self.key_prefixes):
+                    frames.append([before, iter(value.items()), path, {}, False, key])
+                    break
+                if whole and (before is _MISSING or not same(before, value)):
+                    out[key] = value
+                    frame[4] = True
+            else:
+                frames.pop()
+                if not frames:
+                    return out, frame[4]
+                parent = frames[-1]
+                if out or frame[4]:
+                    parent[3][frame[5]] = out
+                parent[4] = parent[4] or frame[4]
 
 
 JSON = JsonCodec()

@@ -85,3 +85,18 @@ def test_the_brokers_codec_writes_a_merge_of_a_document_deeper_than_orjson_write
     stored = b'{"id":1,"a":' + nested(150) + b"}"
     merged = JSON.merge(JSON.parse(stored), JSON.parse(b'{"id":1,"c":-0.0,"d":[[],{}]}'))
     assert JSON.serialize(merged) == stored[:-1] + b',"c":-0.0,"d":[[],{}]}'
+
+
+def test_objects_nested_as_deep_as_json_is_read_are_merged_and_diffed(tmp_path: Path) -> None:
+    # 1000 levels parse (orjson reads 1024); merge and diff recursed and gave up with
+    # "JSON document nested too deeply to merge or diff".
+    def deep(leaf: bytes) -> bytes:
+        return b'{"id":1,"a":' + b'{"b":' * 1000 + leaf + b"}" * 1000 + b"}"
+
+    files = {"old.json": deep(b"1"), "new.json": deep(b"2")}
+    code, out, err = run(tmp_path, files, "merge", "old.json", "new.json")
+    assert (code, out, err) == (0, deep(b"2").decode() + "\n", "")
+    code, out, err = run(tmp_path, files, "diff", "old.json", "new.json", "--key", "/id")
+    assert (code, out, err) == (0, deep(b"2").decode() + "\n", "")
+    code, out, err = run(tmp_path, files, "diff", "old.json", "old.json", "--key", "/id")
+    assert (code, out, err) == (0, '{"id":1}\n', "")
