@@ -148,16 +148,19 @@ def _option(config: Config, options: Section | None, name: str) -> str | None:
 
 
 def _content(config: Config, el: etree._Element) -> str:
-    """An option's value: all its text, CDATA included. A comment inside the value is not part
-    of it (XML), so the text after the comment counts too; ``el.text`` alone would stop there."""
-    parts = [el.text or ""]
+    """An option's value (``text_content``); an element inside it is refused, as its markup would be lost."""
     for node in el:
-        if isinstance(node.tag, str):  # an element: its markup would be lost, so say so
+        if isinstance(node.tag, str):
             raise InputError(
                 f"<{el.tag}> of the {MANIFOLD} action holds an element <{node.tag}>, not text",
                 code="AFFINITY_CONFIG",
                 location=config.locate(node),
                 hint="write markup in a value as &lt;...&gt; or inside <![CDATA[...]]>",
             )
-        parts.append(node.tail or "")
-    return "".join(parts)
+    return text_content(el)
+
+
+def text_content(el: etree._Element) -> str:
+    """All the text directly in ``el``, CDATA included. A comment inside a value is not part of
+    it (XML), so the text after the comment counts too; ``el.text`` alone would stop there."""
+    return (el.text or "") + "".join(node.tail or "" for node in el)

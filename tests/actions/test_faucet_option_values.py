@@ -2,8 +2,9 @@
 
 An XML comment inside a value is not part of it, so the text after the comment counts too:
 ``el.text`` alone stopped at the comment, and the broker published a truncated Data payload
-(and read ``^/s/<!-- c -->.*`` as ``^/s/``). An element inside a value would lose its markup,
-so it is refused with its location, in both.
+(and read ``^/s/<!-- c -->.*`` as ``^/s/``), and the broker did not run an action whose Do
+step's Topic began with a comment ("without Topic") while simulate rendered it. An element
+inside a value would lose its markup, so it is refused with its location, in both.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ CONFIG = """<AMPSConfig>
       <Do>
         <Module>amps-action-do-publish-message</Module>
         <Options>
-          <MessageType>json</MessageType>
-          <Topic>ctl</Topic>
+          <MessageType>json<!-- the broker serves json --></MessageType>
+          <Topic><!-- where publishers listen -->ctl</Topic>
           <Data>DATA</Data>
         </Options>
       </Do>
