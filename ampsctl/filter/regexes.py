@@ -18,32 +18,23 @@ Invariants:
 * Every failure is a FilterError with a hint: an invalid pattern (with the offset inside the
   pattern, and the pattern's position in the filter text when the caller knows it) or a
   search that ran past its timeout.
-* Size. The regex package unrolls counted repeats when it compiles: ``X{m}`` holds m copies of
-  X and nested counts multiply, at roughly 270 bytes a copy, so ``(?:(?:a{1000}){1000}){1000}``
-  asks for hundreds of gigabytes. Before compiling, the pattern is parsed (by the package's
-  own parser, so verbose mode and comments read as it reads them) and refused when it would
-  unroll to more than ``MAX_UNROLLED`` copies: PCRE's largest repeat count, and PCRE refuses
-  patterns that big as well. Our cache is the only one (the package's own is bypassed).
+* Before compiling, ``regexcheck.problem`` refuses the valid patterns that would exhaust
+  memory in the package (huge unrolled repeats, left recursion). Our cache is the only one
+  (the package's own is bypassed).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from typing import Any
 
 import regex
 
+from ampsctl.filter import regexcheck
 from ampsctl.filter.errors import FilterError
-
-try:  # the package's parser, to measure a pattern before compiling it (see the docstring)
-    from regex import _regex_core as _core
-except ImportError:  # pragma: no cover - a regex without it: patterns compile unmeasured
-    _core = None
 
 DEFAULT_TIMEOUT = 1.0  # seconds per search
 CACHE_SIZE = 256
-MAX_UNROLLED = 65_535
 
 _FLAGS = regex.VERSION0 | regex.ASCII
 _METACHAR = re.compile(r"[.^$*+?()\[\]{}|\\]")  # a fixed, safe pattern: the faster re will do
@@ -63,56 +54,16 @@ def shown_pattern(pattern: str) -> str:
 _shown = shown_pattern
 
 
-class _TooLarge(Exception):
-    """The pattern would unroll to more than MAX_UNROLLED copies."""
+class _Refused(Exception):
+    """A valid pattern ``regexcheck`` keeps from the package: (what, offset, hint)."""
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def _compile(pattern: str) -> regex.Pattern[str]:
-    if unrolled_size(pattern) > MAX_UNROLLED:
-        raise _TooLarge
+    found = regexcheck.problem(pattern, _FLAGS)
+    if found is not None:
+        raise _Refused(*found)
     return regex.compile(pattern, _FLAGS, cache_pattern=False)
-
-
-def unrolled_size(pattern: str) -> int:
-    """How many copies of pattern items compiling ``pattern`` makes (capped just above
-    MAX_UNROLLED): 1 per item, times the minimum count of every repeat around it (a run of
-    plain characters is one item). 0 when the package's parser refuses the pattern: compiling
-    it then reports the problem."""
-    if _core is None:
-        return 0
-    flags = _FLAGS
-    for _ in range(8):  # a global inline flag, e.g. (?x), makes the package parse again
-        source = _core.Source(pattern)
-        info = _core.Info(flags, source.char_type, {})
-        info.guess_encoding = _core.UNICODE
-        source.ignore_space = bool(info.flags & _core.VERBOSE)
-        try:
-            return _unrolled(_core._parse_pattern(source, info))
-        except _core._UnscopedFlagSet:
-            flags = info.global_flags
-        except _core.error:
-            return 0
-    return 0
-
-
-_CHILDREN = ("subpattern", "items", "branches", "yes_item", "no_item")
-
-
-def _unrolled(node: Any) -> int:
-    if isinstance(node, _core.GreedyRepeat):  # lazy and possessive repeats derive from it
-        return min(MAX_UNROLLED + 1, max(node.min_count, 1) * _unrolled(node.subpattern))
-    if isinstance(node, _core.SetBase):  # a character class is one item, whatever its members
-        return 1
-    total, after_character = 0, False
-    for name in _CHILDREN:
-        child = getattr(node, name, None)
-        for item in child if isinstance(child, (list, tuple)) else () if child is None else (child,):
-            character = isinstance(item, _core.Character)
-            if not (character and after_character):
-                total += _unrolled(item)
-            after_character = character
-    return min(MAX_UNROLLED + 1, max(total, 1))
 
 
 _PATTERN_HINT = "LIKE takes a PCRE pattern: escape literal metacharacters such as ( [ . * + ? with a backslash"
@@ -128,14 +79,14 @@ def compile_pattern(
     """
     try:
         return _compile(pattern)
-    except _TooLarge:
+    except _Refused as exc:
+        what, offset, hint = exc.args
+        where = "" if offset is None else f" (offset {offset} of the pattern)"
         raise FilterError(
-            f"regular expression {_shown(pattern)} is too large: its counted repeats unroll to more than "
-            f"{MAX_UNROLLED} copies",
+            f"regular expression {_shown(pattern)} {what}{where}",
             expression=expression,
             position=position,
-            hint="use smaller counts, especially in nested repeats such as (?:a{1000}){1000}; "
-            "{0,n}, * and + cost nothing",
+            hint=hint,
             code="FILTER_REGEX",
         ) from None
     except (regex.error, RecursionError) as exc:
@@ -215,7 +166,7 @@ def check_replacement(pattern: str, replacement: str, *, expression: str = "", p
     replacement is then reported when it is used, as before.
     """
     try:
-        if unrolled_size(pattern) > MAX_UNROLLED:
+        if regexcheck.problem(pattern, _FLAGS) is not None:
             return
         probe = regex.compile(pattern + "\n|", _FLAGS, cache_pattern=False)
     except (regex.error, RecursionError):

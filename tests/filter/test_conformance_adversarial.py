@@ -132,3 +132,32 @@ def test_three_nested_repeats_do_not_exhaust_memory() -> None:
                           capture_output=True, text=True, timeout=60, preexec_fn=cap)
     assert done.returncode == 3, done.stderr
     assert "too large" in done.stdout
+
+
+# --- left recursion: a group calling itself before it consumes anything ------------------------
+
+# Before the fix these compiled, and each search recursed until the 1 s timeout, taking about
+# 1 GB of memory (a MemoryError, exit 5, where memory is capped).
+@pytest.mark.parametrize(("pattern", "offset"), [
+    ("(?:(?R)|a)", 3), ("((?1)|a)", 1), ("(?<n>(?&n)|a)", 5), ("(?P<n>x|(?P>n))", 8), ("(?:\\b(?R)|a)", 5),
+    ("((?2))((?1))", 7), ("(?:a?)*(?R)", 7), ("(?x) (?R) | a", 5),
+])
+def test_a_left_recursive_pattern_is_refused_with_its_offset(pattern: str, offset: int) -> None:
+    code, result = check_json(f"/a LIKE '{pattern}'")
+    assert code == 3, result
+    assert "recurses forever" in result["error"] and f"(offset {offset} of the pattern)" in result["error"]
+    assert result["position"] == 8 and "a(?R)?" in result["hint"]
+
+
+@pytest.mark.parametrize(("pattern", "text", "expected"), [
+    ("^a(?R)?b$", "aabb", "false"),  # the anchors recurse too, as in PCRE
+    ("(a)(?:(?1)(?R)|b)", "aab", "true"),
+    ("(?:(?R)|a){0}b", "b", "true"),  # {0} never runs the group
+])
+def test_recursion_that_consumes_first_still_works(pattern: str, text: str, expected: str) -> None:
+    assert verdict(f"/a LIKE '{pattern}'", {"a": text}) == (0 if expected == "true" else 1, expected)
+
+
+def test_balanced_parentheses_by_recursion_still_match() -> None:
+    expr = r"REGEXP_MATCH(/a, '\((?:[^()]|(?R))*\)') = '(a(b)(c))'"
+    assert verdict(expr, {"a": "x(a(b)(c))y"}) == (0, "true")
