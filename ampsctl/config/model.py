@@ -161,11 +161,26 @@ class _SowIndex:
         return cls(entries, by_kind, by_name, unnamed, repeated, {}, by_type, legacy, values)
 
 
+def join_values(root: etree._Element) -> None:
+    """Give each value element its whole text: a comment or processing instruction inside a
+    value (``<Name>a<!-- x -->b</Name>``) leaves lxml's ``.text`` with the part before it, and
+    every reader of a value (rules, broker, simulator) would see ``a``; AMPS and the XSD read
+    ``ab``. The text after each such node moves into the element's text; the node stays."""
+    for node in root.iter(etree.Comment, etree.ProcessingInstruction):
+        tail = node.tail
+        parent = node.getparent()
+        if tail is None or parent is None or next(parent.iterchildren(tag=etree.Element), None) is not None:
+            continue  # text beside child elements is not a value (the XSD reports it)
+        parent.text = (parent.text or "") + tail
+        node.tail = None
+
+
 class ConfigModel:
     """What the rules see: the loaded config plus indexes built on demand."""
 
     def __init__(self, config: LoadedConfig) -> None:
         self.config = config
+        join_values(config.root)
         self.root = Section(config.root, TOP_SYNONYMS)
         self._shared: dict[Callable[[ConfigModel], object], object] = {}
         self._child_texts: dict[tuple[str, str, bool], dict[str, list[tuple[SowEntry, etree._Element]]]] = {}

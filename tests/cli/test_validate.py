@@ -494,3 +494,20 @@ def test_text_report_caret_under_wide_characters_and_tabs(cli, write):
     assert snippet == "    2 | <!-- \u4e2d\u6587\\x9b--><Bogus/></AMPSConfig>"
     # the two CJK characters take two terminal cells each
     assert caret.index("^") == len("    2 | <!-- ") + 4 + len("\\x9b-->")
+
+
+def test_a_comment_inside_a_value_does_not_cut_it(cli, write, tmp_path):
+    # lxml's .text stops at a comment: <Expiration>1<!-- x -->0s</Expiration> was read as "1"
+    # (UNIT-002, "has no unit") and the topic as 'or'; AMPS and the XSD read the whole text.
+    write("amps.xml", "<AMPSConfig><Name>x</Name><SOW><Topic><Name>or<!-- c -->ders</Name>"
+          "<MessageType>json</MessageType><Key>/id</Key><FileName>sow/%n.sow</FileName>"
+          "<Expiration>1<?pi?>0s</Expiration></Topic></SOW></AMPSConfig>")
+    result = cli("validate", "amps.xml", "--format", "json")
+    assert result.code == 0 and json.loads(result.stdout)["files"][0]["findings"] == []
+    write("in.jsonl", '{"command":"publish","topic":"orders","data":{"id":1}}\n')
+    assert cli("journal", "import", "in.jsonl", "--out", "journal").code == 0
+    assert cli("journal", "compact", "journal", "--config", "amps.xml", "--out", "out").code == 0
+    assert (tmp_path / "out" / "orders.json.sow").is_file()  # the topic is "orders", not "or"
+    dumped = cli("config", "dump", "amps.xml")
+    assert "<Name>or<!-- c -->ders</Name>" in dumped.stdout  # the dump shows the file as written
+
