@@ -23,6 +23,7 @@ so serialize(parse(x)) reproduces every value byte for byte and always ends with
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,7 +61,27 @@ def _split(raw: bytes, separator: str, numeric_tags: bool, code: str) -> _Pairs:
                 )
             pairs.append((name, value))
         offset += len(part.encode("utf-8", errors="surrogateescape")) + 1
+    if len(pairs) == 1 and separator not in text:
+        _refuse_other_separator(pairs[0], separator, numeric_tags, code)
     return tuple(pairs)
+
+
+# A field start after a '|' or '^' (how logs and editors show SOH): tag= for FIX, name= for NVFIX.
+_SHOWN_SOH = {True: re.compile(r"([|^])[1-9][0-9]*="), False: re.compile(r"([|^])[^=|^\x01]+=")}
+
+
+def _refuse_other_separator(field: tuple[str, str], separator: str, numeric_tags: bool, code: str) -> None:
+    """A message without one separator that reads as several fields split by '|' (or '^') was
+    taken as one field whose value held all the others: refused, with the fix, instead."""
+    found = _SHOWN_SOH[numeric_tags].search(field[1])
+    if found:
+        shown = "SOH (0x01)" if separator == SOH else repr(separator)
+        raise InputError(
+            f"{code} message has no {shown} field separator but seems to separate its fields with "
+            f"{found.group(1)!r}: {field[0]}={field[1][: found.end()]}...",
+            code=code,
+            hint=f"{code} fields end with the SOH byte (0x01); convert the file, for example: tr '{found.group(1)}' '\\001'",
+        )
 
 
 def _typed_fields(pairs: _Pairs) -> dict[str, Any]:

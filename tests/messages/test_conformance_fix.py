@@ -68,3 +68,27 @@ def test_a_malformed_nvfix_field_is_explained_with_names_not_tags(tmp_path: Path
     assert (code, out) == (3, "")
     assert "malformed NVFIX field 'bad' at byte 6: expected name=value" in err
     assert "hint: fields are name=value, each ended by the SOH (0x01) separator" in err
+
+
+def test_fields_separated_by_a_pipe_instead_of_soh_are_refused_with_the_fix(tmp_path: Path) -> None:
+    # Written as logs show FIX, "55=IBM|44=1|" was read as one field 55 whose value held the
+    # others: merge and diff printed nonsense and the key was "IBM|44=2|38=5|". The files are
+    # written here, not by run(), which would turn the '|' into SOH.
+    files = {"a.fix": b"55=IBM|44=1|", "b.fix": b"55=IBM|44=2|38=5|", "s.nvfix": b"Sym=IBM^Px=1^\n"}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    code, out, err = run(tmp_path, {}, "diff", "a.fix", "b.fix", "--key", "/55")
+    assert (code, out) == (3, "")
+    assert "a.fix: FIX message has no SOH (0x01) field separator but seems to separate its fields with '|': 55=IBM|44=..." in err
+    assert "tr '|' '\\001'" in err
+    code, out, err = run(tmp_path, {}, "merge", "--stream", "--key", "/Sym", "s.nvfix")
+    assert (code, out) == (3, "") and "s.nvfix:1: NVFIX message has no SOH" in err and "with '^'" in err
+
+
+def test_a_pipe_inside_a_value_of_a_message_with_separators_is_data(tmp_path: Path) -> None:
+    (tmp_path / "a.fix").write_bytes(b"55=IBM\x0158=a|44=b|c\x01")
+    (tmp_path / "one.fix").write_bytes(b"58=x|y")  # one field, and no field after the '|'
+    code, out, err = run(tmp_path, {}, "merge", "a.fix", "a.fix")
+    assert (code, out, err) == (0, "55=IBM|58=a|44=b|c|\n", "")
+    code, out, err = run(tmp_path, {}, "merge", "one.fix", "one.fix")
+    assert (code, out, err) == (0, "58=x|y|\n", "")
