@@ -66,12 +66,13 @@ def _split(raw: bytes, separator: str, numeric_tags: bool, code: str) -> _Pairs:
     return tuple(pairs)
 
 
-# A field start after a '|' or '^' (how logs and editors show SOH): tag= for FIX, name= for NVFIX.
-_SHOWN_SOH = {True: re.compile(r"([|^])[1-9][0-9]*="), False: re.compile(r"([|^])[^=|^\x01]+=")}
+# A field start after a '|' (how logs show SOH): tag= for FIX, a name like an identifier for
+# NVFIX. '^' is left alone: "x^2=4" is a plausible value.
+_SHOWN_SOH = {True: re.compile(r"(\|)[1-9][0-9]*="), False: re.compile(r"(\|)[A-Za-z_][A-Za-z0-9_.-]*=")}
 
 
 def _refuse_other_separator(field: tuple[str, str], separator: str, numeric_tags: bool, code: str) -> None:
-    """A message without one separator that reads as several fields split by '|' (or '^') was
+    """A message without one separator that reads as several fields split by '|' was
     taken as one field whose value held all the others: refused, with the fix, instead."""
     found = _SHOWN_SOH[numeric_tags].search(field[1])
     if found:

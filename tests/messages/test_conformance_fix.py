@@ -74,7 +74,7 @@ def test_fields_separated_by_a_pipe_instead_of_soh_are_refused_with_the_fix(tmp_
     # Written as logs show FIX, "55=IBM|44=1|" was read as one field 55 whose value held the
     # others: merge and diff printed nonsense and the key was "IBM|44=2|38=5|". The files are
     # written here, not by run(), which would turn the '|' into SOH.
-    files = {"a.fix": b"55=IBM|44=1|", "b.fix": b"55=IBM|44=2|38=5|", "s.nvfix": b"Sym=IBM^Px=1^\n"}
+    files = {"a.fix": b"55=IBM|44=1|", "b.fix": b"55=IBM|44=2|38=5|", "s.nvfix": b"Sym=IBM|Px=1|\n", "x.fix": b"58=x^2=4"}
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
     code, out, err = run(tmp_path, {}, "diff", "a.fix", "b.fix", "--key", "/55")
@@ -82,7 +82,8 @@ def test_fields_separated_by_a_pipe_instead_of_soh_are_refused_with_the_fix(tmp_
     assert "a.fix: FIX message has no SOH (0x01) field separator but seems to separate its fields with '|': 55=IBM|44=..." in err
     assert "tr '|' '\\001'" in err
     code, out, err = run(tmp_path, {}, "merge", "--stream", "--key", "/Sym", "s.nvfix")
-    assert (code, out) == (3, "") and "s.nvfix:1: NVFIX message has no SOH" in err and "with '^'" in err
+    assert (code, out) == (3, "") and "s.nvfix:1: NVFIX message has no SOH" in err and "with '|'" in err
+    assert run(tmp_path, {}, "merge", "x.fix", "x.fix") == (0, "58=x^2=4|\n", "")  # '^' is data
 
 
 def test_a_pipe_inside_a_value_of_a_message_with_separators_is_data(tmp_path: Path) -> None:
