@@ -23,7 +23,7 @@ from ampsctl.filter.evaluate import evaluate
 from ampsctl.filter.parser import parse
 from ampsctl.filter.record import Record
 from ampsctl.filter.tokens import Kind, tokenize
-from ampsctl.filter.values import compare_scalars, is_null, scalar, to_number, to_text
+from ampsctl.filter.values import compare_scalars, fit_int, is_null, scalar, to_number, to_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +92,10 @@ def _numbers(values: list[Any]) -> list[int | float]:
 
 def _total(values: list[Any]) -> int | float | None:
     numbers = _numbers(values)
-    return sum(numbers) if numbers else None
+    if not numbers:
+        return None
+    total = sum(numbers)
+    return fit_int(total) if isinstance(total, int) else total  # beyond 64 bits: a float, as `+` gives
 
 
 def _mean(values: list[Any]) -> float | None:
@@ -104,6 +107,8 @@ def _extreme(op: str) -> Callable[[list[Any]], Any]:
     def pick(values: list[Any]) -> Any:
         best = None
         for value in values:
+            if _is_nan(value):
+                return math.nan  # NaN compares false with everything: the answer would depend on the order
             if best is None or compare_scalars(op, value, best):
                 best = value
         return best
@@ -116,6 +121,8 @@ def _spread(sample: bool) -> Callable[[list[Any]], float | None]:
         numbers = _numbers(values)
         if len(numbers) < (2 if sample else 1):
             return None
+        if not all(math.isfinite(number) for number in numbers):
+            return math.nan  # statistics cannot take NaN or infinity (AttributeError)
         return statistics.stdev(numbers) if sample else statistics.pstdev(numbers)
 
     return spread
@@ -132,6 +139,10 @@ _AGGREGATORS: dict[str, Callable[[list[Any]], Any]] = {
     "STDDEV_POP": _spread(sample=False),
     "STDDEV_SAMP": _spread(sample=True),
 }
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 def _hashable(value: Any) -> Any:

@@ -161,3 +161,36 @@ def test_recursion_that_consumes_first_still_works(pattern: str, text: str, expe
 def test_balanced_parentheses_by_recursion_still_match() -> None:
     expr = r"REGEXP_MATCH(/a, '\((?:[^()]|(?R))*\)') = '(a(b)(c))'"
     assert verdict(expr, {"a": "x(a(b)(c))y"}) == (0, "true")
+
+
+# --- aggregates (views) on NaN, infinities and 64-bit overflow ---------------------------------
+
+
+def _aggregate(projection: str, rows: list[dict]) -> object:
+    from ampsctl.filter.aggregate import aggregate, parse_projection
+    from ampsctl.messages.json_record import JsonRecord
+
+    [row] = aggregate([parse_projection(projection)], [], [JsonRecord(r) for r in rows])
+    return row["out"]
+
+
+@pytest.mark.parametrize("projection", ["STDDEV_POP(/x * 1e300) AS /out", "STDDEV_SAMP(/x * 1e300) AS /out",
+                                        "STDDEV_POP(IF(/x = 1, NAN_VALUE(), /x)) AS /out"])
+def test_stddev_of_a_non_finite_value_is_nan_not_a_crash(projection: str) -> None:
+    import math
+
+    assert math.isnan(_aggregate(projection, [{"x": 1e10}, {"x": 1}, {"x": 2}]))  # was AttributeError
+
+
+@pytest.mark.parametrize("name", ["MIN", "MAX"])
+def test_min_max_with_nan_do_not_depend_on_the_order(name: str) -> None:
+    import math
+
+    projection = f"{name}(IF(/x = 0, NAN_VALUE(), /x)) AS /out"
+    first, last = [{"x": 0}, {"x": 1}, {"x": 2}], [{"x": 1}, {"x": 2}, {"x": 0}]
+    assert math.isnan(_aggregate(projection, first)) and math.isnan(_aggregate(projection, last))
+
+
+def test_sum_beyond_64_bits_becomes_a_float_as_addition_does() -> None:
+    assert _aggregate("SUM(/x) AS /out", [{"x": 2**64 - 1}, {"x": 2**64 - 1}]) == float(2**65 - 2)
+    assert _aggregate("SUM(/x) AS /out", [{"x": 2**63}, {"x": 1}]) == 2**63 + 1  # still fits
