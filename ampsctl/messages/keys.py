@@ -278,8 +278,12 @@ def _lookup(source: Any, steps: tuple[str, ...]) -> Any:
 
 def _lookup_pairs(pairs: Sequence[Any], steps: tuple[str, ...]) -> Any:
     """FIX is flat: one step names a tag; a repeated tag is an array."""
-    if len(steps) != 1:
-        return _MISSING
+    if len(steps) != 1:  # no message has such a field: say why rather than "missing"
+        raise InputError(
+            f"key field {join_path(steps)} has {len(steps)} steps, but FIX and NVFIX messages are flat",
+            code="SOWKEY",
+            hint="a FIX or NVFIX key field is one step, like /55 or /Symbol",
+        )
     found = [text for name, text in pairs if name == steps[0]]
     if not found:
         return _MISSING

@@ -93,3 +93,12 @@ def test_a_pipe_inside_a_value_of_a_message_with_separators_is_data(tmp_path: Pa
     assert (code, out, err) == (0, "55=IBM|58=a|44=b|c|\n", "")
     code, out, err = run(tmp_path, {}, "merge", "one.fix", "one.fix")
     assert (code, out, err) == (0, "58=x|y|\n", "")
+
+
+def test_a_nested_key_path_on_fix_says_fix_is_flat(tmp_path: Path) -> None:
+    # It said "key field /a/b is missing from the message", which sends one looking for it.
+    code, out, err = run(tmp_path, {"a.fix": "55=X|", "s.fix": "55=X|\n"}, "diff", "a.fix", "a.fix", "--key", "/55/x")
+    assert (code, out) == (3, "")
+    assert "a.fix: key field /55/x has 2 steps, but FIX and NVFIX messages are flat" in err and "like /55" in err
+    code, out, err = run(tmp_path, {}, "merge", "--stream", "--key", "/55/x", "s.fix")
+    assert code == 3 and "s.fix:1: key field /55/x has 2 steps" in err
