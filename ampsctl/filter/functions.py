@@ -39,6 +39,9 @@ _STRFTIME_LIMIT = 128  # bytes, §9.4
 # digits are clamped to +-400 places and 800 digits of precision hold any float or int64 there.
 _ROUND_LIMIT = 400
 _DECIMAL = Context(prec=800)
+# CONCAT, REPLACE and REGEXP_REPLACE can build far more text than they read (a 1 MB message
+# and a 20 KB replacement: 20 GB); past this many characters the call is an evaluation error.
+MAX_TEXT = regexes.MAX_TEXT
 
 
 def ascii_upper(text: str) -> str:
@@ -71,7 +74,10 @@ def lower(value: Any) -> str | None:
 
 
 def concat(*values: Any) -> str:
-    return "".join(text for text in map(to_text, values) if text is not None)
+    texts = [text for text in map(to_text, values) if text is not None]
+    if sum(map(len, texts)) > MAX_TEXT:
+        raise regexes.too_long("CONCAT")
+    return "".join(texts)
 
 
 def instr(haystack: Any, needle: Any) -> int | None:
@@ -140,7 +146,10 @@ def replace(value: Any, old: Any, new: Any) -> str | None:
     text, target = to_text(value), to_text(old)
     if text is None or target is None:
         return None
-    return text.replace(target, to_text(new) or "")
+    replacement = to_text(new) or ""
+    if len(replacement) > len(target) and len(text) + text.count(target) * (len(replacement) - len(target)) > MAX_TEXT:
+        raise regexes.too_long("REPLACE")
+    return text.replace(target, replacement)
 
 
 def regexp_match(value: Any, pattern: Any) -> str | None:

@@ -35,6 +35,7 @@ from ampsctl.filter.errors import FilterError
 
 DEFAULT_TIMEOUT = 1.0  # seconds per search
 CACHE_SIZE = 256
+MAX_TEXT = 64 << 20  # characters a replacement (or CONCAT, functions.py) may build
 
 _FLAGS = regex.VERSION0 | regex.ASCII
 _METACHAR = re.compile(r"[.^$*+?()\[\]{}|\\]")  # a fixed, safe pattern: the faster re will do
@@ -138,12 +139,30 @@ def first_match(pattern: str, text: str, *, timeout: float = DEFAULT_TIMEOUT) ->
 def replace_all(pattern: str, text: str, replacement: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
     """``text`` with every match replaced; ``replacement`` may use ``\\1``-style group references."""
     compiled = compile_pattern(pattern)
+    size = len(text)
+
+    def expand(match: regex.Match[str]) -> str:
+        nonlocal size  # counted as it goes: the finished text could need gigabytes
+        out = match.expand(replacement) if "\\" in replacement else replacement
+        size += len(out) - (match.end() - match.start())
+        if size > MAX_TEXT:
+            raise too_long("REGEXP_REPLACE")
+        return out
+
     try:
-        return compiled.sub(replacement, text, timeout=timeout)
+        return compiled.sub(expand, text, timeout=timeout)
     except TimeoutError:
         raise _timed_out(pattern, timeout) from None
     except (regex.error, IndexError) as exc:  # a bad group reference in the replacement
         raise _bad_replacement(pattern, replacement, exc) from None
+
+
+def too_long(function: str) -> FilterError:
+    return FilterError(
+        f"{function} would build a string longer than {MAX_TEXT} characters",
+        hint="the result of a string function is limited; replace or join less text",
+        code="FILTER_TOO_LONG",
+    )
 
 
 def _bad_replacement(pattern: str, replacement: str, exc: Exception, expression: str = "", position: int | None = None) -> FilterError:

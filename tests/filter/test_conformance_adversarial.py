@@ -194,3 +194,30 @@ def test_min_max_with_nan_do_not_depend_on_the_order(name: str) -> None:
 def test_sum_beyond_64_bits_becomes_a_float_as_addition_does() -> None:
     assert _aggregate("SUM(/x) AS /out", [{"x": 2**64 - 1}, {"x": 2**64 - 1}]) == float(2**65 - 2)
     assert _aggregate("SUM(/x) AS /out", [{"x": 2**63}, {"x": 1}]) == 2**63 + 1  # still fits
+
+
+# --- string functions that could build gigabytes ------------------------------------------------
+
+# A 100,000-character field and a 1,000-character replacement make 100 million characters
+# (before the fix; with a 1 MB message and a 20 KB literal it was 20 GB, a MemoryError or worse).
+LONG = {"s": "a" * 100_000}
+WIDE = "x" * 1000
+
+
+@pytest.mark.parametrize(("expr", "function"), [
+    (f"REPLACE(/s, 'a', '{WIDE}') IS NULL", "REPLACE"),
+    (f"REGEXP_REPLACE(/s, 'a', '{WIDE}') IS NULL", "REGEXP_REPLACE"),
+    (f"REGEXP_REPLACE(/s, '(a)', '\\1{WIDE}') IS NULL", "REGEXP_REPLACE"),
+    ("CONCAT(" + ", ".join(["/s"] * 700) + ") IS NULL", "CONCAT"),
+])
+def test_a_string_function_result_is_bounded(expr: str, function: str) -> None:
+    code, text = verdict(expr, LONG)
+    assert code == 3 and f"{function} would build a string longer than {64 << 20} characters" in text
+
+
+@pytest.mark.parametrize("expr", [
+    "LENGTH(REPLACE(/s, 'a', 'bb')) = 200000", "LENGTH(REGEXP_REPLACE(/s, '(a)', '\\1\\1')) = 200000",
+    "LENGTH(CONCAT(/s, /s, /s)) = 300000", "REPLACE(/s, 'aa', 'b') = REGEXP_REPLACE(/s, 'aa', 'b')",
+])
+def test_results_within_the_bound_are_unchanged(expr: str) -> None:
+    assert verdict(expr, LONG) == (0, "true")
