@@ -229,19 +229,26 @@ class FaucetEngine:
                 hint="a connection has one client name; give a reconnecting client a new connection id",
             )
         sub_id, topic = event.sub_id, event.topic
-        old = conn.pop(sub_id, None)
-        if old is not None:  # reusing a live sub_id replaces that subscription
-            self._remove(conn, sub_id, old, out)
+        old = conn.pop(sub_id, None)  # reusing a live sub_id replaces that subscription
+        if old is not None and (old is _COUNTED) != (topic == self._control_topic):
+            self._remove(conn, sub_id, old, out)  # another kind: nothing carries over, the old goes first
+            old = None
         if topic == self._control_topic:
             self._add_control(conn, event, out)
-            return
-        state = self._topics.get(topic)
-        if state is None:
-            state = self._classify(topic)
-        if state is _IGNORED:
-            conn[sub_id] = _IGNORED
         else:
-            self._add_interest(conn, sub_id, state, out)  # type: ignore[arg-type]
+            state = self._topics.get(topic)
+            if state is None:
+                state = self._classify(topic)
+            if state is _IGNORED:
+                conn[sub_id] = _IGNORED
+            else:
+                self._add_interest(conn, sub_id, state, out)  # type: ignore[arg-type]
+        # Of the same kind, the replaced subscription goes after the new one came: what both
+        # give (a topic's interest, a publisher's eligibility) never lapses, so no assignment
+        # moves (seed 000: assignments are sticky). A counted control subscription replacing
+        # one already holds its place in the publisher's coverage.
+        if old is not None and not (old is _COUNTED and conn[sub_id] is _COUNTED):
+            self._remove(conn, sub_id, old, out)
 
     def _disconnect(self, name: str, out: list[AffinityEvent]) -> None:
         conn = self._connections.pop(name, None)

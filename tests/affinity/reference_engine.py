@@ -143,19 +143,24 @@ class ReferenceEngine:
                 hint="a connection has one client name; give a reconnecting client a new connection id",
             )
         sub_id, topic = event.sub_id, event.topic
-        old = conn.subs.pop(sub_id, None)
-        if old is not None:  # reusing a live sub_id replaces that subscription
-            self._remove(conn, sub_id, old, out)
+        old = conn.subs.pop(sub_id, None)  # reusing a live sub_id replaces that subscription
+        if old is not None and (old[0] == _CONTROL) != (topic == self._control_topic):
+            self._remove(conn, sub_id, old, out)  # another kind: the old goes first
+            old = None
         if topic == self._control_topic:
             self._add_control(conn, event, out)
-            return
-        self._serial += 1
-        interested = self._topics.get(topic)
-        if interested is not None or self._is_interest.get(topic) or (topic not in self._is_interest and self._classify(topic)):
-            conn.subs[sub_id] = (_INTEREST, topic, None, self._serial)
-            self._add_interest(conn, self._serial, topic, interested, out)
         else:
-            conn.subs[sub_id] = (_OTHER, topic, None, self._serial)
+            self._serial += 1
+            interested = self._topics.get(topic)
+            if interested is not None or self._is_interest.get(topic) or (topic not in self._is_interest and self._classify(topic)):
+                conn.subs[sub_id] = (_INTEREST, topic, None, self._serial)
+                self._add_interest(conn, self._serial, topic, interested, out)
+            else:
+                conn.subs[sub_id] = (_OTHER, topic, None, self._serial)
+        # Same kind: new first, then the replaced one goes, so interest and eligibility never
+        # lapse. A control subscription replaced by one that counts keeps the publisher.
+        if old is not None and not (old[0] == _CONTROL and conn.subs[sub_id][0] == _CONTROL):
+            self._remove(conn, sub_id, old, out)
 
     def _unsubscribe(self, event: Unsubscribe, out: list[AffinityEvent]) -> None:
         conn = self._connections.get(event.connection)

@@ -21,6 +21,7 @@ from ampsctl.affinity.engine import FaucetEngine
 from ampsctl.affinity.model import Disconnect, Subscribe, SubscriptionEvent, Unsubscribe
 from ampsctl.broker.core import Append, BrokerCore, CoreSettings, Log, LogLevel, RecordedTopics, Send
 from ampsctl.broker.core.action_runner import connection_name
+from ampsctl.broker.core.replay import StartReplay
 from ampsctl.config.loader import load_config
 from ampsctl.config.model import ConfigModel
 from ampsctl.options import parse_options
@@ -305,3 +306,40 @@ def test_disconnect_of_a_publisher_that_also_subscribes_follows_the_engine_order
     got, expected = _replay(plan, steps)
     assert got == expected
     assert [orjson.loads(b)["e"] for b in got] == ["assign", "unassign"]
+
+
+def test_a_replace_keeping_the_topic_keeps_its_publisher(tmp_path: Path) -> None:
+    """Seed 000: assignments are sticky. A replace used to reach the engine as an unsubscribe and
+    a subscribe: the topic lost its interest for a moment and went to the least-loaded publisher."""
+    plan, _ = _plan(tmp_path, MANIFOLD.format(extra="", do=PUBLISH.format(topic="ctl", data=BODY, more="")))
+    core = _core(plan)
+    for conn, name in ((1, "pub-a"), (2, "pub-b"), (3, "sub")):
+        logged_on(core, conn, name)
+    _subscribe(core, 1, "ctl", "c")
+    _subscribe(core, 3, "/sym/A", "a")
+    _subscribe(core, 3, "/sym/B", "b")  # pub-a holds both
+    _subscribe(core, 2, "ctl", "c")  # pub-b joins with nothing
+    out = _subscribe(core, 3, "/sym/A", "a", "replace")
+    assert _control(out, 1, "ctl") == [] and _control(out, 2, "ctl") == []
+    out = _subscribe(core, 1, "ctl", "c", "replace")  # the publisher never left the control topic
+    assert _control(out, 1, "ctl") == [] and _control(out, 2, "ctl") == []
+    out = send(core, 3, UnsubscribeCommand(cid="u", sub_ids=("a",)))
+    assert [orjson.loads(b)["e"] for b in _control(out, 1, "ctl")] == ["unassign"]
+
+
+def test_unsubscribing_a_replace_that_is_still_looking_for_its_bookmark_removes_the_replaced_interest(tmp_path: Path) -> None:
+    """A bookmark_not_found=fail replace is announced only when its start is found; unsubscribed
+    before that, the subscription it replaced went without the engine hearing of it, and the
+    topic kept its publisher for good."""
+    plan, _ = _plan(tmp_path, MANIFOLD.format(extra="", do=PUBLISH.format(topic="ctl", data=BODY, more="")))
+    core = _core(plan, recorded=RecordedTopics.from_entries([("/sym/A", "json")]))
+    for conn, name in ((1, "pub-a"), (3, "sub")):
+        logged_on(core, conn, name)
+    _subscribe(core, 1, "ctl", "c")
+    _subscribe(core, 3, "/sym/A", "a")
+    pending = send(core, 3, SubscribeCommand(cid="a", topic="/sym/A", sub_id="a", bookmark="0",
+                                             options=parse_command_options("replace,bookmark_not_found=fail")))
+    assert any(isinstance(action, StartReplay) for action in pending)  # unannounced until its start is found
+    out = send(core, 3, UnsubscribeCommand(cid="u", sub_ids=("a",)))
+    assert [orjson.loads(b) for b in _control(out, 1, "ctl")] == \
+        [{"e": "unassign", "t": "/sym/A", "c": "pub-a", "n": "connection-1", "s": ""}]

@@ -3,8 +3,10 @@
 Theory of operation. ``SubscriptionIndex`` tells its ``observer`` (``CoreActions.observe``)
 about every subscription added or removed, as it happens: subscribe, delta_subscribe,
 sow_and_(delta_)subscribe, unsubscribe (one id, several, ``all``), and ``replace`` (a removal
-then an addition of the same sub_id, which the engine treats as one replacing subscribe). The
-observer turns each into a faucet engine event and queues it. When a connection goes (client
+then an addition of the same sub_id). The observer turns each into a faucet engine event and
+queues it; a replace's removal and addition become one subscribe that reuses the sub_id, which
+the engine treats as a replace (the new subscription first, so assignments stay: seed 000), as
+``affinity simulate`` reads it from an event file. When a connection goes (client
 disconnect, or a drop by the core: heartbeat timeout, reconnect taking its name; a slow
 consumer is a disconnect the server reports), ``disconnected`` replaces the removals that
 forgetting it caused with one ``Disconnect``, because the engine's disconnect order (interest
@@ -86,13 +88,15 @@ class CoreActions:
             return
         session = core.sessions.get(sub.conn)
         client = (session.client_name if session is not None else None) or ""
-        self.pending.append(Subscribe(name, client, sub.topic, sub.sub_id, dict(sub.options.user)))
+        pending = self.pending
+        if pending and pending[-1] == Unsubscribe(name, sub.sub_id):
+            pending.pop()  # a replace: the subscribe that reuses the sub_id says it all
+        pending.append(Subscribe(name, client, sub.topic, sub.sub_id, dict(sub.options.user)))
 
-    def disconnected(self, conn: int, removed: int) -> None:
-        """``conn`` is gone and forgetting it removed ``removed`` subscriptions just now: those
-        removals become one ``Disconnect`` (the engine's disconnect order, docs/affinity.md)."""
-        if removed:
-            del self.pending[-removed:]
+    def disconnected(self, conn: int, mark: int) -> None:
+        """``conn`` is gone and forgetting it queued the removals after ``mark`` (the queue's
+        length before): they become one ``Disconnect`` (the engine's disconnect order, docs/affinity.md)."""
+        del self.pending[mark:]
         self.pending.append(Disconnect(connection_name(conn)))
 
     # ------------------------------------------------------------------ actions out

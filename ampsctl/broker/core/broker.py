@@ -104,9 +104,10 @@ class BrokerCore:
         del self.sessions[session.conn]
         if session.client_name and self.names.get(session.client_name) == session.conn:
             del self.names[session.client_name]
-        removed = self.subs.remove_conn(session.conn)
+        mark = len(self.actions.pending) if self.actions is not None else 0
+        self.subs.remove_conn(session.conn)
         if self.actions is not None:
-            self.actions.disconnected(session.conn, sum(1 for sub in removed if sub.announced))
+            self.actions.disconnected(session.conn, mark)
 
     # ------------------------------------------------------------------ commands
 

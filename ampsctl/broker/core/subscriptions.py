@@ -181,6 +181,9 @@ class SubscriptionIndex:
     def remove(self, conn: int, sub_id: str) -> Subscription | None:
         sub = self._detach(conn, sub_id)
         if sub is not None:
+            old, sub.replacing = sub.replacing, None
+            if old is not None:  # unannounced, so its addition was never told: the one it replaced goes
+                self._tell(False, old)
             self._tell(False, sub)
         return sub
 
