@@ -20,6 +20,7 @@ a million records). Whoever wants to edit a document in place must copy it first
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -170,7 +171,14 @@ def _decode_error(raw: bytes | bytearray | memoryview | str, exc: orjson.JSONDec
     hint = "each message must be one complete JSON object (one per line in a stream)"
     if "surrogate" in str(exc):
         hint = r"an escape in \uD800-\uDFFF must be one half of a surrogate pair, such as \ud83d\ude00"
+    elif "infinity" in str(exc):
+        hint = "a JSON number must fit a double (at most about 1.8e308); write a larger one as a string"
+    elif _NON_NUMBER.match(raw if isinstance(raw, str) else bytes(raw).decode(), exc.pos):  # pos counts characters
+        hint = "NaN and Infinity are not JSON numbers; write null or a string instead"
     return InputError(f"invalid JSON message: {exc}", code="JSON", hint=hint)
+
+
+_NON_NUMBER = re.compile(r"-?(?:nan|inf)", re.IGNORECASE)
 
 
 _LAYER = 128  # levels orjson writes at a time in _dumps_in_layers, well under its 255

@@ -100,3 +100,16 @@ def test_objects_nested_as_deep_as_json_is_read_are_merged_and_diffed(tmp_path: 
     assert (code, out, err) == (0, deep(b"2").decode() + "\n", "")
     code, out, err = run(tmp_path, files, "diff", "old.json", "old.json", "--key", "/id")
     assert (code, out, err) == (0, '{"id":1}\n', "")
+
+
+def test_nan_infinity_and_overflowing_numbers_get_hints_that_fit(tmp_path: Path) -> None:
+    # All three said "each message must be one complete JSON object", which they were.
+    cases = {
+        "nan.json": ('{"id":"é","a":NaN}', "NaN and Infinity are not JSON numbers"),
+        "inf.json": ('{"id":1,"a":-Infinity}', "NaN and Infinity are not JSON numbers"),
+        "big.json": ('{"id":1,"a":1e400}', "a JSON number must fit a double"),
+    }
+    for name, (text, hint) in cases.items():
+        code, out, err = run(tmp_path, {name: text.encode()}, "merge", name, name)
+        assert (code, out) == (3, ""), name
+        assert f"{name}: invalid JSON message:" in err and f"hint: {hint}" in err, err
