@@ -124,3 +124,18 @@ def test_the_table_shows_names_as_they_are_never_as_markup_or_control_characters
     assert "[red]p\\x1b[2J  [/]" in result.stdout  # the summary's publisher row
     jsonl = run_ampsctl("affinity", "simulate", *flags, "--events", str(events), "--format", "jsonl", cwd=tmp_path)
     assert jsonl.code == 0 and "\x1b" not in jsonl.stderr and "[red]p\\x1b[2J" in jsonl.stderr
+
+
+def test_render_fills_the_instance_name_from_the_config(tmp_path: Path) -> None:
+    # The broker renders AMPS_INSTANCE_NAME as the config's Name; simulate left it empty.
+    do = """
+      <Do>
+        <Module>amps-action-do-publish-message</Module>
+        <Options><MessageType>json</MessageType><Topic>ctl</Topic><Data>{{AMPS_INSTANCE_NAME}}:{{AMPS_TOPIC}}</Data></Options>
+      </Do>"""
+    (tmp_path / "faucet.xml").write_bytes(config(action("<ControlTopic>ctl</ControlTopic>\n<SubscriptionTopic>^/t/</SubscriptionTopic>", do)))
+    (tmp_path / "ev.jsonl").write_bytes(SCRIPT)
+    result = run_ampsctl("affinity", "simulate", "--config", "faucet.xml", "--events", "ev.jsonl", "--render", "-f", "jsonl",
+                         "--no-summary", cwd=tmp_path)
+    assert result.code == 0, result.stderr
+    assert '"Data":"t:/t/A"' in result.stdout
