@@ -48,12 +48,19 @@ def _parse_root(raw: bytes) -> etree._Element:
     try:
         root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as exc:
-        if "Excessive depth" in str(exc.msg):  # libxml2's text names a parser flag, no use to a user
-            line = " (line {}, column {})".format(*exc.position) if exc.lineno else ""
+        # libxml2's limits: its text tells users to set a parser flag, which they cannot.
+        line = " (line {}, column {})".format(*exc.position) if exc.lineno else ""
+        if "Excessive depth" in str(exc.msg):
             raise InputError(
                 f"XML message nested too deeply: more than 256 levels of elements{line}",
                 code="XML",
                 hint="ampsctl reads XML messages nested at most 256 elements deep",
+            ) from None
+        if "XML_PARSE_HUGE" in str(exc.msg):
+            raise InputError(
+                f"XML message has a text or attribute value longer than 10,000,000 bytes{line}",
+                code="XML",
+                hint="ampsctl reads XML text and attribute values of up to 10 MB each",
             ) from None
         raise InputError(f"malformed XML message: {exc.msg}", code="XML", hint="check the message payload") from None
     if root is None:  # lxml returns None for some degenerate inputs (e.g. only whitespace)

@@ -140,3 +140,13 @@ def test_replacing_a_long_array_takes_linear_time(tmp_path: Path) -> None:
     assert time.monotonic() - started < 8
     assert (code, err) == (0, "")
     assert out == "<r><id>1</id>" + "<a>2</a>" * 60_000 + "<z/></r>\n"
+
+
+def test_a_value_over_the_parsers_size_limit_is_a_clear_error(tmp_path: Path) -> None:
+    # libxml2 said "Resource limit exceeded: Text node too long, try XML_PARSE_HUGE".
+    files = {"t.xml": b"<a><b>" + b"x" * 10_000_100 + b"</b></a>", "at.xml": b'<a b="' + b"x" * 10_000_100 + b'"/>'}
+    for name in files:
+        code, out, err = run(tmp_path, files, "merge", name, name)
+        assert (code, out) == (3, "")
+        assert f"{name}: XML message has a text or attribute value longer than 10,000,000 bytes (line 1, column" in err
+        assert "XML_PARSE_HUGE" not in err
