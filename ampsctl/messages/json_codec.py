@@ -163,10 +163,12 @@ def _decode_error(raw: bytes | bytearray | memoryview | str, exc: orjson.JSONDec
         try:
             bytes(raw).decode("utf-8")
         except UnicodeDecodeError as bad:
+            wide = bad.object[:2] in (b"\xff\xfe", b"\xfe\xff")  # a UTF-16 byte order mark
             return InputError(
-                f"invalid JSON message: not UTF-8 text: byte 0x{bad.object[bad.start]:02x} at byte offset {bad.start}",
+                f"invalid JSON message: not UTF-8 text: byte 0x{bad.object[bad.start]:02x} at byte offset {bad.start}"
+                + (" (the text is UTF-16)" if wide else ""),
                 code="JSON",
-                hint="JSON messages are UTF-8; convert the file (for example iconv -f latin1 -t utf-8)",
+                hint=f"JSON messages are UTF-8; convert the file (for example iconv -f {'utf-16' if wide else 'latin1'} -t utf-8)",
             )
     hint = "each message must be one complete JSON object (one per line in a stream)"
     if "surrogate" in str(exc):

@@ -66,6 +66,10 @@ def test_bytes_that_are_not_utf8_are_named_with_their_offset(tmp_path: Path) -> 
     code, out, err = run(tmp_path, files, "merge", "--stream", "--key", "/id", "s.jsonl")
     assert (code, out) == (3, "")
     assert "s.jsonl:2: invalid JSON message: not UTF-8 text: byte 0xc3 at byte offset 7" in err
+    utf16 = '{"id":1}'.encode("utf-16")  # with its byte order mark
+    code, out, err = run(tmp_path, {"w.json": utf16}, "merge", "w.json", "w.json")
+    assert (code, out) == (3, "")
+    assert "not UTF-8 text: byte 0xff at byte offset 0 (the text is UTF-16)" in err and "iconv -f utf-16 -t utf-8" in err
 
 
 def test_a_lone_surrogate_escape_gets_a_hint_about_surrogate_pairs(tmp_path: Path) -> None:
