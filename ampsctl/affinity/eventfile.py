@@ -26,6 +26,7 @@ import orjson
 
 from ampsctl.affinity.model import AffinityEvent, Disconnect, Subscribe, SubscriptionEvent, Unsubscribe
 from ampsctl.errors import AmpsctlError, InputError, Location
+from ampsctl.lines import without_bom
 from ampsctl.options import parse_options
 
 _FIELDS = {
@@ -44,7 +45,7 @@ _new = tuple.__new__  # builds an event without the named tuple's Python-level _
 
 def read_events(lines: Iterable[bytes], path: str) -> Iterator[tuple[int, SubscriptionEvent]]:
     """``(line number, event)`` for each non-blank line; InputError at the first bad one."""
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(without_bom(lines), 1):
         if line.strip():
             yield number, parse_event(line, path, number)
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from ampsctl.errors import AmpsctlError, ExitCode, InputError, UsageError
+from ampsctl.lines import UTF8_BOM
 
 if TYPE_CHECKING:
     from ampsctl.filter.ast import Expr
@@ -276,6 +277,8 @@ def _lines(stream, limit: int, *, close: bool = False) -> Iterator[tuple[int, by
                     chunk = stream.readline(MB)
                 yield number, b"", _too_long(limit)
                 continue
+            if number == 1:
+                chunk = chunk.removeprefix(UTF8_BOM)
             if chunk.strip():
                 yield number, chunk, None
     finally:

@@ -14,6 +14,7 @@ from typing import BinaryIO
 import orjson
 
 from ampsctl.errors import InputError, Location, UsageError
+from ampsctl.lines import without_bom
 
 HINT = 'give one JSON object per line, e.g. {"id":1,"qty":5}'
 
@@ -39,7 +40,7 @@ def read_messages(*, data: str | None, file: str | None, stdin: BinaryIO | None 
             raise InputError(f"cannot read '{file}': {exc.strerror}", code="IO",
                              hint="give an existing JSON Lines file, or - for stdin") from None
     messages = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(without_bom(text.splitlines()), 1):
         body = line.strip()
         if body:
             _check(body, name, number)

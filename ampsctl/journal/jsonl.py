@@ -38,6 +38,7 @@ import orjson
 from ampsctl.errors import AmpsctlError, InputError, Location
 from ampsctl.journal.bookmarks import parse_timestamp, timestamp_value
 from ampsctl.journal.record import Command, JournalRecord, sow_delete_payload
+from ampsctl.lines import without_bom
 from ampsctl.messages.json_codec import dumps_exact, loads_keeping_integers
 
 DEFAULT_START = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z in µs
@@ -110,7 +111,7 @@ def parse_line(raw: bytes | str, clock: Clock) -> JournalRecord:
 
 def parse_lines(lines: Iterable[bytes], source: str, clock: Clock) -> Iterator[JournalRecord]:
     """Records of every non-blank line; errors carry ``source:line``."""
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(without_bom(lines), 1):
         if not line.strip():
             continue
         try:

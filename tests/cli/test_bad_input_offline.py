@@ -62,3 +62,20 @@ def test_client_sow_delete_keys_without_a_key_says_so(tmp_path: Path) -> None:
     for value in ("", " , "):  # was "give exactly one of --filter, --keys and --data": but --keys was given
         result = run_ampsctl("client", "sow-delete", URI, "-t", "x", "--keys", value, cwd=tmp_path)
         assert result.code == 2 and "--keys needs at least one SowKey" in result.stderr, result.output
+
+
+def test_a_byte_order_mark_before_json_lines_is_skipped(tmp_path: Path) -> None:
+    # Windows tools start UTF-8 files with a BOM; orjson refuses one, so every JSONL reader
+    # said "not valid JSON: UTF-8 byte order mark (BOM) is not supported" (exit 3).
+    bom = b"\xef\xbb\xbf"
+    (tmp_path / "in.jsonl").write_bytes(bom + b'{"command":"publish","topic":"orders","data":{"id":1}}\n')
+    (tmp_path / "events.jsonl").write_bytes(bom + b'{"event":"subscribe","connection":"p1","client":"a","topic":"ctl","sub_id":"1"}\n'
+                                            b'{"event":"subscribe","connection":"s1","client":"b","topic":"/t/A","sub_id":"1"}\n')
+    (tmp_path / "messages.jsonl").write_bytes(bom + b'{"id":1}\n')
+    imported = run_ampsctl("journal", "import", "in.jsonl", "--out", "journal", cwd=tmp_path)
+    assert imported.code == 0, imported.stderr
+    simulated = run_ampsctl("affinity", "simulate", "--control-topic", "ctl", "--subscription-topic", "^/t/",
+                            "--events", "events.jsonl", "-f", "jsonl", "--no-summary", cwd=tmp_path)
+    assert simulated.code == 0 and '"AMPS_AFFINITY_ACTION":"assign"' in simulated.stdout, simulated.stderr
+    tested = run_ampsctl("filter", "test", "/id = 1", "--data", "@messages.jsonl", cwd=tmp_path)
+    assert (tested.code, tested.stdout) == (0, "1: true\n"), tested.stderr

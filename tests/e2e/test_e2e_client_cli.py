@@ -99,7 +99,8 @@ async def sow_ids(uri: str, topic: str = "orders") -> list[int]:
 def test_publish_a_file_then_query_it_back(broker_run) -> None:
     async def scenario(uri: str, tmp: Path) -> None:
         messages = tmp / "orders.jsonl"
-        messages.write_text('{"id":1,"qty":5}\n{"id":2,"qty":7}\n\n{"id":3,"qty":9}\n')
+        # utf-8-sig: a byte order mark first, as Windows tools write it; it was "not JSON" (exit 3)
+        messages.write_text('{"id":1,"qty":5}\n{"id":2,"qty":7}\n\n{"id":3,"qty":9}\n', encoding="utf-8-sig")
         done = await cli("client", "publish", uri, "--topic", "orders", "--file", str(messages))
         assert done.code == 0, done.err
         assert done.out.startswith("published 3 messages to orders (persisted) in ")
