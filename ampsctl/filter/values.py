@@ -228,11 +228,86 @@ def compare(op: str, left: Any, right: Any) -> bool | None:
     """An array-aware comparison: true if any pair of elements satisfies ``op`` (§7).
 
     ``/arr != v`` is therefore existential (some element differs), not ``NOT (/arr = v)``.
+    Two large arrays are decided from a summary of each side (``_Side``) instead of pair by
+    pair: 20,000 elements a side took minutes.
     """
     lefts, rights = elements(left), elements(right)
     if not lefts or not rights:
         return None
+    if len(lefts) * len(rights) > _PAIRWISE:
+        found = _compare_sides(op, _Side.of(lefts), _Side.of(rights))
+        if found is not _UNDECIDED:
+            return found  # type: ignore[return-value]
     return or3(compare_scalars(op, a, b) for a in lefts for b in rights)
+
+
+_PAIRWISE = 4096  # pairs compared one by one; above this, both sides are summarised
+_UNDECIDED = object()
+
+
+class _Side:
+    """One side's elements sorted into what ``compare_scalars`` tells apart: numbers (booleans
+    as 1/0; NaN set aside, it compares false), strings, the numbers of the numeric strings,
+    whether a non-numeric string, a number of any kind (NaN too) or a NULL element is there."""
+
+    __slots__ = ("numbers", "texts", "text_numbers", "plain_text", "any_number", "null")
+
+    def __init__(self) -> None:
+        self.numbers: set[Number] = set()
+        self.texts: set[str] = set()
+        self.text_numbers: set[Number] = set()
+        self.plain_text = self.any_number = self.null = False
+
+    @classmethod
+    def of(cls, items: list[Any]) -> _Side | None:
+        side = cls()
+        for item in items:
+            value = _as_comparable(item)
+            if value is None:
+                side.null = True
+            elif type(value) is str:
+                side.texts.add(value)
+                number = parse_number(value)
+                if number is None:
+                    side.plain_text = True
+                elif number == number:
+                    side.text_numbers.add(number)
+            elif isinstance(value, (int, float)):
+                side.any_number = True
+                if value == value:
+                    side.numbers.add(value)
+            else:
+                return None  # a kind compare_scalars has no rule for: pair by pair
+        return side
+
+
+def _exists(op: str, xs: set[Any], ys: set[Any]) -> bool:
+    """Whether some x in xs and y in ys satisfy ``x op y`` (one total order: numbers or strings)."""
+    if not xs or not ys:
+        return False
+    if op == "=":
+        return not xs.isdisjoint(ys)
+    if op == "!=":
+        return len(xs) > 1 or len(ys) > 1 or xs != ys
+    if op == "<":
+        return min(xs) < max(ys)
+    if op == "<=":
+        return min(xs) <= max(ys)
+    if op == ">":
+        return max(xs) > min(ys)
+    return max(xs) >= min(ys)
+
+
+def _compare_sides(op: str, left: _Side | None, right: _Side | None) -> object:
+    """``or3`` over every pair, from the two summaries (``_UNDECIDED`` when one is missing)."""
+    if left is None or right is None:
+        return _UNDECIDED
+    if (_exists(op, left.numbers, right.numbers) or _exists(op, left.texts, right.texts)
+            or _exists(op, left.text_numbers, right.numbers) or _exists(op, left.numbers, right.text_numbers)
+            or (left.plain_text and right.any_number and _order(op, 1))
+            or (left.any_number and right.plain_text and _order(op, -1))):
+        return True
+    return None if left.null or right.null else False
 
 
 def any_element(value: Any, test: Any) -> bool | None:

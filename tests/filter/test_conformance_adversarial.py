@@ -221,3 +221,38 @@ def test_a_string_function_result_is_bounded(expr: str, function: str) -> None:
 ])
 def test_results_within_the_bound_are_unchanged(expr: str) -> None:
     assert verdict(expr, LONG) == (0, "true")
+
+
+# --- comparisons of two large arrays ------------------------------------------------------------
+
+
+def test_comparing_two_large_arrays_is_quick() -> None:
+    # 20,000 elements a side is 400 million pairs: minutes before the fix (a broker stalls on it).
+    import time
+
+    message = {"a": list(range(20_000)), "b": list(range(100_000, 120_000)), "c": [*range(20_000), "19999"]}
+    started = time.monotonic()
+    assert verdict("/a = /b", message) == (1, "false")
+    assert verdict("/a < /b AND /b != /a AND /a = /c AND NOT (/a > /b)", message) == (0, "true")
+    assert time.monotonic() - started < 5
+
+
+ELEMENTS = [None, "", {}, True, False, 0, -0.0, 1, 1.0, 2, 47, -5, 2**63, 2**64 - 1, 1e300, float("inf"),
+            float("-inf"), float("nan"), 0.5, "0", "1", "1.0", "47", "047", "-5", "abc", "ABC", "zebra", "1e3", "é"]
+
+
+def test_large_array_comparisons_agree_with_the_pair_by_pair_rule() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ampsctl.filter.values import compare, compare_scalars, or3
+
+    sides = st.lists(st.sampled_from(ELEMENTS), min_size=65, max_size=90)  # over 4096 pairs: summarised
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.sampled_from(["=", "!=", "<", "<=", ">", ">="]), sides, sides)
+    def agree(op: str, lefts: list, rights: list) -> None:
+        expected = or3(compare_scalars(op, a, b) for a in lefts for b in rights)
+        assert compare(op, lefts, rights) is expected
+
+    agree()
