@@ -104,3 +104,19 @@ def test_journal_to_sow_examples(ampsctl, tmp_path: Path) -> None:
     rows = ampsctl(*query, "--format", "jsonl")
     found = [json.loads(line)["message"] for line in rows.stdout.splitlines()]
     assert [(m["id"], m["status"]) for m in found] == [(2, "new"), (1, "new"), (5, "new")]
+
+
+def test_the_two_commands_are_what_the_makefile_and_ci_run() -> None:
+    """README.md "Two commands": make demo and make test come first, install the dev and spark
+    extras, and .ci/run runs make test."""
+    readme = doc_text("README.md")
+    first_block = doc_block_after("README.md", "## Two commands")
+    assert readme.index("## Two commands") < readme.index("## Examples")
+    assert [line.split()[:2] for line in first_block.splitlines() if line.startswith("make")] == [
+        ["make", "demo"], ["make", "test"]]
+    makefile = doc_text("Makefile")
+    targets = dict(re.findall(r"^([a-z-]+):[^\n]*\n((?:\t[^\n]*\n)+)", makefile, re.MULTILINE))
+    assert "scripts/demo.sh" in targets["demo"]
+    assert "-m pytest" in targets["test"] and "java" in targets["test"] and "exit 4" in targets["test"]
+    assert "pip install -q -e '.[dev,spark]'" in makefile
+    assert re.search(r"^make test$", doc_text(".ci/run"), re.MULTILINE)
