@@ -27,6 +27,7 @@ from ampsctl.broker.durability import Durability
 from ampsctl.broker.server import BrokerServer, wall_clock_micros
 from ampsctl.broker.settings import BrokerSettings
 from ampsctl.errors import AmpsctlError
+from ampsctl.journal.publishers import publisher_marks
 from ampsctl.journal.reader import JournalReader
 from ampsctl.journal.writer import JournalWriter
 from ampsctl.sow.recovery import RecoveryResult, recover
@@ -46,12 +47,13 @@ async def start_broker(settings: BrokerSettings, *, clock: Callable[[], int] = w
             log.warning("journal %s: %s", journal.directory, writer.recovery)
     try:
         now = clock()
-        result = recover(list(settings.specs), journal=journal.directory if journal else None, now=now,
-                         base_dir=settings.base_dir)
+        # One reader (one walk of the last segment) for the SOW replay and the publisher memory.
+        reader = JournalReader(journal.directory) if journal is not None and writer and writer.last_sequence else None
+        result = recover(list(settings.specs), journal=reader, now=now, base_dir=settings.base_dir)
         _report(result)
         core = BrokerCore(settings.core, result.store, last_sequence=writer.last_sequence if writer else 0)
-        if journal is not None and writer is not None and writer.last_sequence:
-            core.publishers.recover(JournalReader(journal.directory).scan())  # §4.2: s and bm survive a restart
+        if reader is not None:
+            core.publishers.recover(publisher_marks(reader))  # §4.2: s and bm survive a restart
         server = BrokerServer(settings, core, Durability(writer, result.store, settings.base_dir), clock=clock)
         server.execute(core.recovered_expiries(result.expired, now))
         await server.start()

@@ -36,6 +36,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ampsctl.errors import EnvironmentProblem
 from ampsctl.sow.checkpoint import load_group
@@ -44,6 +45,9 @@ from ampsctl.sow.sowfile import check_header
 from ampsctl.sow.record import Change
 from ampsctl.sow.spec import TopicSpec
 from ampsctl.sow.store import SowStore, TopicGroup
+
+if TYPE_CHECKING:
+    from ampsctl.journal.reader import JournalReader
 
 
 @dataclass(slots=True)
@@ -79,15 +83,19 @@ def sow_path(spec: TopicSpec, base_dir: str | os.PathLike[str]) -> Path | None:
 def recover(
     specs: Sequence[TopicSpec],
     *,
-    journal: str | os.PathLike[str] | None,
+    journal: str | os.PathLike[str] | JournalReader | None,
     now: int,
     base_dir: str | os.PathLike[str] = ".",
     on_error: Callable[[ReplayError], None] | None = None,
 ) -> RecoveryResult:
-    """Recover every SOW topic of ``specs``; see the module docstring for the steps."""
+    """Recover every SOW topic of ``specs``; see the module docstring for the steps. ``journal``
+    is its directory, or a reader of it (the broker reads it for its publisher memory too)."""
     from ampsctl.journal.reader import JournalReader
 
-    reader = JournalReader(journal) if journal is not None and Path(journal).is_dir() else None
+    if isinstance(journal, JournalReader):
+        reader: JournalReader | None = journal
+    else:
+        reader = JournalReader(journal) if journal is not None and Path(journal).is_dir() else None
     last = reader.last_sequence if reader is not None else 0
     store = SowStore(specs)
     reports = [_prepare(store, position, base_dir, last) for position in range(len(store.groups))]

@@ -22,13 +22,10 @@ the journal at start-up (``Publishers.recover``), so a publisher finds it after 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ampsctl.journal.bookmarks import format_bookmark
-from ampsctl.journal.record import Command, JournalRecord
-
-_PUBLISHES = (Command.PUBLISH, Command.DELTA_PUBLISH)
 
 
 class LogonState(enum.Enum):
@@ -96,12 +93,12 @@ class Publishers:
         known = self.by_name.get(name)
         return known is not None and seq <= known.last_seq
 
-    def recover(self, records: Iterable[JournalRecord]) -> None:
-        """What ``published`` saw before a restart, from the journal's publish records in order:
-        the logon ack's ``s`` and ``bm`` and duplicate detection survive the restart (§4.2)."""
-        for record in records:
-            if record.command in _PUBLISHES:
-                self.published(record.client_name, record.publisher_sequence, record.sequence)
+    def recover(self, marks: Mapping[str, tuple[int | None, int]]) -> None:
+        """What ``published`` saw before a restart, from each client name's highest publisher
+        sequence and last journaled publish (``journal.publishers.publisher_marks``): the logon
+        ack's ``s`` and ``bm`` and duplicate detection survive the restart (§4.2)."""
+        for name, (highest, last) in marks.items():
+            self.published(name, highest, last)
 
     def published(self, name: str | None, seq: int | None, journaled: int) -> None:
         """``journaled``: the publish's journal sequence (0: not journaled)."""
