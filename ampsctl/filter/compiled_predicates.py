@@ -130,10 +130,10 @@ def _with_field_test(closure: Compiled, key: str | None, kind: type, python_op: 
 
 def between(value: Operand, low: Operand, high: Operand, negated: bool) -> Compiled:
     get, get_low, get_high = value.get, low.get, high.get
-    compare, any_element, and3, not3 = values.compare, values.any_element, values.and3, values.not3
+    within, not3 = values.within, values.not3
 
     def slow(v: Any, lo: Any, hi: Any) -> Any:  # evaluate's rule: some element lies in [lo, hi]
-        result = any_element(v, lambda e: and3((compare(">=", e, lo), compare("<=", e, hi))))
+        result = within(v, lo, hi)
         return not3(result) if negated else result
 
     if value.known or low.kind is not float or high.kind is not float:
@@ -154,10 +154,10 @@ def between(value: Operand, low: Operand, high: Operand, negated: bool) -> Compi
 
 
 def in_list(value: Operand, options: list[Operand], negated: bool) -> Compiled:
-    get, compare, or3, not3 = value.get, values.compare, values.or3, values.not3
+    get, member, not3 = value.get, values.member, values.not3
 
     def slow(v: Any, found: Any) -> Any:  # IN is the OR of `=` comparisons (§6.4)
-        result = or3(compare("=", v, option) for option in found)
+        result = member(v, list(found))
         return not3(result) if negated else result
 
     if not all(option.known for option in options):

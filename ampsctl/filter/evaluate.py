@@ -95,9 +95,7 @@ def _between(node: ast.Between, record: Record, trace: Trace | None) -> Any:
     value = _eval(node.value, record, trace)
     low = _eval(node.low, record, trace)
     high = _eval(node.high, record, trace)
-    result = values.any_element(
-        value, lambda e: values.and3((values.compare(">=", e, low), values.compare("<=", e, high)))
-    )
+    result = values.within(value, low, high)
     return values.not3(result) if node.negated else result
 
 
@@ -105,7 +103,7 @@ def _in(node: ast.In, record: Record, trace: Trace | None) -> Any:
     # IN is exactly the OR of `=` comparisons (§6.4): every option is evaluated, in order.
     value = _eval(node.value, record, trace)
     options = [_eval(option, record, trace) for option in node.options]
-    result = values.or3(values.compare("=", value, option) for option in options)
+    result = values.member(value, options)
     return values.not3(result) if node.negated else result
 
 

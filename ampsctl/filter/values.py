@@ -245,6 +245,51 @@ _PAIRWISE = 4096  # pairs compared one by one; above this, both sides are summar
 _UNDECIDED = object()
 
 
+def member(value: Any, options: list[Any]) -> bool | None:
+    """``value IN (options...)``: the OR of ``compare("=", value, option)`` (§6.4), with a large
+    array summarised once rather than once per option."""
+    lefts = elements(value)
+    if lefts and len(lefts) * len(options) > _PAIRWISE and (side := _Side.of(lefts)) is not None:
+        found = [_equal_option(side, option) for option in options]
+        if _UNDECIDED not in found:
+            return or3(found)  # type: ignore[arg-type]
+    return or3(compare("=", value, option) for option in options)
+
+
+def _equal_option(side: _Side, option: Any) -> object:
+    rights = elements(option)
+    return _compare_sides("=", side, _Side.of(rights)) if rights else None
+
+
+def within(value: Any, low: Any, high: Any) -> bool | None:
+    """``value BETWEEN low AND high``: some element e with ``e >= low`` and ``e <= high`` (each
+    array-aware), with large array bounds summarised once rather than once per element."""
+    items, lows, highs = elements(value), elements(low), elements(high)
+    if items and lows and highs and len(items) * (len(lows) + len(highs)) > _PAIRWISE:
+        low_side, high_side = _Side.of(lows), _Side.of(highs)
+        if low_side is not None and high_side is not None:
+            found = [_between_sides(item, low_side, high_side) for item in items]
+            if _UNDECIDED not in found:
+                return or3(found)  # type: ignore[arg-type]
+    return any_element(value, lambda e: and3((compare(">=", e, low), compare("<=", e, high))))
+
+
+def _between_sides(item: Any, low: _Side, high: _Side) -> object:
+    side = _Side.of([item])
+    above, below = _compare_sides(">=", side, low), _compare_sides("<=", side, high)
+    return _UNDECIDED if _UNDECIDED in (above, below) else and3((above, below))  # type: ignore[arg-type]
+
+
+class _Values:
+    """A set of values of one total order (numbers, or strings) with its bounds."""
+
+    __slots__ = ("items", "low", "high")
+
+    def __init__(self, items: set[Any]) -> None:
+        self.items = items
+        self.low, self.high = (min(items), max(items)) if items else (None, None)
+
+
 class _Side:
     """One side's elements sorted into what ``compare_scalars`` tells apart: numbers (booleans
     as 1/0; NaN set aside, it compares false), strings, the numbers of the numeric strings,
@@ -252,50 +297,49 @@ class _Side:
 
     __slots__ = ("numbers", "texts", "text_numbers", "plain_text", "any_number", "null")
 
-    def __init__(self) -> None:
-        self.numbers: set[Number] = set()
-        self.texts: set[str] = set()
-        self.text_numbers: set[Number] = set()
-        self.plain_text = self.any_number = self.null = False
-
     @classmethod
     def of(cls, items: list[Any]) -> _Side | None:
+        numbers: set[Number] = set()
+        texts: set[str] = set()
+        text_numbers: set[Number] = set()
         side = cls()
+        side.plain_text = side.any_number = side.null = False
         for item in items:
             value = _as_comparable(item)
             if value is None:
                 side.null = True
             elif type(value) is str:
-                side.texts.add(value)
+                texts.add(value)
                 number = parse_number(value)
                 if number is None:
                     side.plain_text = True
                 elif number == number:
-                    side.text_numbers.add(number)
+                    text_numbers.add(number)
             elif isinstance(value, (int, float)):
                 side.any_number = True
                 if value == value:
-                    side.numbers.add(value)
+                    numbers.add(value)
             else:
                 return None  # a kind compare_scalars has no rule for: pair by pair
+        side.numbers, side.texts, side.text_numbers = _Values(numbers), _Values(texts), _Values(text_numbers)
         return side
 
 
-def _exists(op: str, xs: set[Any], ys: set[Any]) -> bool:
+def _exists(op: str, xs: _Values, ys: _Values) -> bool:
     """Whether some x in xs and y in ys satisfy ``x op y`` (one total order: numbers or strings)."""
-    if not xs or not ys:
+    if not xs.items or not ys.items:
         return False
     if op == "=":
-        return not xs.isdisjoint(ys)
+        return not xs.items.isdisjoint(ys.items)
     if op == "!=":
-        return len(xs) > 1 or len(ys) > 1 or xs != ys
+        return len(xs.items) > 1 or len(ys.items) > 1 or xs.low != ys.low
     if op == "<":
-        return min(xs) < max(ys)
+        return xs.low < ys.high
     if op == "<=":
-        return min(xs) <= max(ys)
+        return xs.low <= ys.high
     if op == ">":
-        return max(xs) > min(ys)
-    return max(xs) >= min(ys)
+        return xs.high > ys.low
+    return xs.high >= ys.low
 
 
 def _compare_sides(op: str, left: _Side | None, right: _Side | None) -> object:
