@@ -197,17 +197,15 @@ def in_list(value: Operand, options: list[Operand], negated: bool) -> Compiled:
 def like(value: Operand, pattern: str, negated: bool) -> Compiled:
     """LIKE with ``pattern`` compiled and validated now, once (an invalid one raises here)."""
     compiled, timeout, search = regexes.compile_pattern(pattern), regexes.DEFAULT_TIMEOUT, regexes.search_compiled
-    get, to_text, any_element, not3 = value.get, values.to_text, values.any_element, values.not3
-
-    def element(e: Any) -> bool | None:
-        text = to_text(e)
-        return None if text is None else search(compiled, text, timeout=timeout)
+    get, to_text, elements, not3 = value.get, values.to_text, values.elements, values.not3
+    search_elements = regexes.search_elements
 
     def like_closure(record: Any) -> Any:
         v = get(record)
         if type(v) is str and v:  # a non-empty string is its own only element and text
             return search(compiled, v, timeout=timeout) is not negated
-        result = any_element(v, element)
+        items = elements(v)  # one timeout for all of them, as evaluate's _like
+        result = search_elements(compiled, map(to_text, items), timeout=timeout) if items else None
         return not3(result) if negated else result
 
     return like_closure

@@ -107,14 +107,11 @@ def _in(node: ast.In, record: Record, trace: Trace | None) -> Any:
     return values.not3(result) if node.negated else result
 
 
-def _like_element(pattern: str, element: Any) -> bool | None:
-    text = values.to_text(element)
-    return None if text is None else regexes.search(pattern, text)
-
-
 def _like(node: ast.Like, record: Record, trace: Trace | None) -> Any:
     value = _eval(node.value, record, trace)
-    result = values.any_element(value, lambda e: _like_element(node.pattern, e))
+    items = values.elements(value)
+    # One timeout for all the elements (regexes.search_elements); no elements is NULL.
+    result = regexes.search_elements(regexes.compile_pattern(node.pattern), map(values.to_text, items)) if items else None
     return values.not3(result) if node.negated else result
 
 

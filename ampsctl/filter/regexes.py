@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import functools
 import re
+import time
+from collections.abc import Iterable
 
 import regex
 
@@ -124,6 +126,29 @@ def search_compiled(compiled: regex.Pattern[str], text: str, *, timeout: float =
         return compiled.search(text, timeout=timeout) is not None
     except TimeoutError:
         raise _timed_out(compiled.pattern, timeout) from None
+
+
+def search_elements(compiled: regex.Pattern[str], texts: Iterable[str | None], *,
+                    timeout: float = DEFAULT_TIMEOUT) -> bool | None:
+    """LIKE over the texts of an array's elements (None for a NULL element): true if one
+    matches, else NULL if one was NULL, else false. The timeout covers the whole array: a
+    thousand elements that each take just under the timeout are one timed-out LIKE, not a
+    quarter of an hour of searching."""
+    deadline = time.monotonic() + timeout
+    unknown = False
+    for text in texts:
+        if text is None:
+            unknown = True
+            continue
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _timed_out(compiled.pattern, timeout)
+        try:
+            if compiled.search(text, timeout=remaining) is not None:
+                return True
+        except TimeoutError:
+            raise _timed_out(compiled.pattern, timeout) from None
+    return None if unknown else False
 
 
 def first_match(pattern: str, text: str, *, timeout: float = DEFAULT_TIMEOUT) -> str | None:

@@ -291,3 +291,29 @@ def test_in_and_between_on_large_arrays_agree_with_the_pair_by_pair_rule() -> No
         assert within(value, low, high) is expected
 
     agree()
+
+
+# --- LIKE over an array: one timeout for all the elements ---------------------------------------
+
+
+def test_like_over_an_array_shares_one_timeout() -> None:
+    # 200 elements that each take ~50 ms under a backtracking pattern: 10 s of searching before,
+    # far past the documented 1 s; now the LIKE stops at 1 s like a single slow search.
+    import time
+
+    started = time.monotonic()
+    code, text = verdict("/a LIKE '(a|aa)+$'", {"a": ["a" * 24 + "b"] * 200})
+    assert code == 3 and "'(a|aa)+$' ran past its timeout of 1 s" in text
+    assert time.monotonic() - started < 4
+
+
+@pytest.mark.parametrize(("expr", "message", "expected"), [
+    ("/a LIKE 'b$'", {"a": ["xa", None, "ab"]}, "true"),
+    ("/a LIKE 'z'", {"a": ["xa", None, "ab"]}, "false"),  # NULL element, no match: NULL
+    ("NOT (/a LIKE 'z')", {"a": ["xa", None, "ab"]}, "false"),
+    ("NOT (/a LIKE 'z')", {"a": ["xa", "ab"]}, "true"),
+    ("/a LIKE '4'", {"a": [14, 34.5]}, "true"),
+    ("/a IS NULL OR NOT (/a LIKE 'z')", {"a": []}, "true"),
+])
+def test_like_over_an_array_keeps_its_three_valued_result(expr: str, message: dict, expected: str) -> None:
+    assert verdict(expr, message) == (0 if expected == "true" else 1, expected)
