@@ -153,7 +153,7 @@ def search_elements(compiled: regex.Pattern[str], texts: Iterable[str | None], *
 
 def first_match(pattern: str, text: str, *, timeout: float = DEFAULT_TIMEOUT) -> str | None:
     """The text of the first (leftmost) match of ``pattern`` in ``text``, or None."""
-    compiled = compile_pattern(pattern)
+    compiled = compile_pattern(pattern, hint=_PATTERN_HINT.replace("LIKE", "REGEXP_MATCH", 1))
     try:
         found = compiled.search(text, timeout=timeout)
     except TimeoutError:
@@ -163,7 +163,7 @@ def first_match(pattern: str, text: str, *, timeout: float = DEFAULT_TIMEOUT) ->
 
 def replace_all(pattern: str, text: str, replacement: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
     """``text`` with every match replaced; ``replacement`` may use ``\\1``-style group references."""
-    compiled = compile_pattern(pattern)
+    compiled = compile_pattern(pattern, hint=_PATTERN_HINT.replace("LIKE", "REGEXP_REPLACE", 1))
     size = len(text)
 
     def expand(match: regex.Match[str]) -> str:

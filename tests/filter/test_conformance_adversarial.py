@@ -317,3 +317,19 @@ def test_like_over_an_array_shares_one_timeout() -> None:
 ])
 def test_like_over_an_array_keeps_its_three_valued_result(expr: str, message: dict, expected: str) -> None:
     assert verdict(expr, message) == (0 if expected == "true" else 1, expected)
+
+
+@pytest.mark.parametrize("function", ["REGEXP_MATCH(/v, /p)", "REGEXP_REPLACE(/v, /p, 'x')"])
+def test_a_bad_pattern_read_from_a_message_names_its_function(function: str) -> None:
+    from ampsctl.filter.compiler import compile_filter
+    from ampsctl.filter.errors import FilterError
+    from ampsctl.filter.evaluate import matches
+    from ampsctl.filter.parser import parse
+    from ampsctl.messages.json_record import JsonRecord
+
+    tree, record = parse(f"{function} = 'b'"), JsonRecord({"v": "abc", "p": "("})
+    name = function.split("(")[0]
+    for run in (lambda: matches(tree, record), lambda: compile_filter(tree)(record)):
+        with pytest.raises(FilterError, match=r"invalid regular expression '\('") as caught:
+            run()
+        assert caught.value.hint.startswith(f"{name} takes a PCRE pattern")  # was "LIKE takes ..."
