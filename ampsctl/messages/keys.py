@@ -30,9 +30,8 @@ from typing import Any
 
 from ampsctl.errors import InputError
 from ampsctl.messages.paths import join_path, split_path
-from ampsctl.messages.scalars import infer
 
-KEY_SCHEME_VERSION = 1
+KEY_SCHEME_VERSION = 2  # 2: text formats key their fields as written (docs/formats.md)
 _POLY = 0x42F0E1EBA9EA3693  # ECMA-182, MSB-first, init 0, no reflection, no final xor
 _MASK = (1 << 64) - 1
 _NULL = b"\x01N"
@@ -89,7 +88,7 @@ def crc64_ecma(data: bytes, crc: int = 0) -> int:
 def canon(value: Any) -> bytes:
     """The canonical bytes of one key value: NULL (None or empty text) or its text form."""
     if value is None or value == "":
-        return _NULL  # typing by inference makes an empty value NULL (spec §2.1, §2.3)
+        return _NULL  # an empty value is NULL (spec §2.1, §2.3)
     if isinstance(value, bool):  # before int: bool is an int subclass
         text = "true" if value else "false"
     elif isinstance(value, int | str):
@@ -268,7 +267,9 @@ def _lookup(source: Any, steps: tuple[str, ...]) -> Any:
         return _lookup_pairs(source, steps)
     if callable(getattr(source, "get", None)):
         field = _Field(tuple(_Step(step) for step in steps))
-        value = source.get(field)
+        # A record of a text format gives its key fields as written (XmlRecord.key_value):
+        # hash indexes, and so SOW keys, evaluate values as strings (seed 003).
+        value = getattr(source, "key_value", source.get)(field)
         if value is None:  # absent, or present and NULL: a record that can tell says which
             present = getattr(source, "present", None)
             return None if present is not None and present(field) else _MISSING
@@ -287,6 +288,6 @@ def _lookup_pairs(pairs: Sequence[Any], steps: tuple[str, ...]) -> Any:
     found = [text for name, text in pairs if name == steps[0]]
     if not found:
         return _MISSING
-    if len(found) > 1:
-        return [infer(text) for text in found]
-    return infer(found[0]) if isinstance(found[0], str) else found[0]
+    # The text as written, not typed by inference: hash indexes evaluate values as strings
+    # (seed 003), so 11=007 and 11=7 are two orders, not one.
+    return found if len(found) > 1 else found[0]

@@ -26,7 +26,7 @@ is its text; a name repeated among siblings is an *array*.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,13 +97,21 @@ class XmlRecord:
         values = self._values(field)
         return None if values is None else _one_or_many(values)
 
+    def key_value(self, field: Any) -> Any:
+        """``get`` for a SOW key: a leaf's text as written (stripped), not typed by inference,
+        since hash indexes evaluate values as strings (seed 003): <id>007</id> is not <id>7</id>."""
+        values = self._values(field, typed=False)
+        return None if values is None else _one_or_many(values)
+
     def present(self, field: Any) -> bool:
         """Whether ``field`` is in the message: an empty element is there, with a NULL value
         (a key field ``<id/>`` keys on NULL, as JSON null does, and is not missing)."""
         return self._values(field) is not None
 
-    def _values(self, field: Any) -> list[Any] | None:
-        """The typed values at ``field``, or None when no element or attribute is there."""
+    def _values(self, field: Any, typed: bool = True) -> list[Any] | None:
+        """The values at ``field`` (typed by inference, or the text), or None when no element
+        or attribute is there."""
+        value = infer if typed else _same
         steps = field.steps
         if not steps or field.qualifier or steps[0].name != _step(self.root) or steps[0].index not in (None, 0):
             return None
@@ -111,7 +119,7 @@ class XmlRecord:
         for step in steps[1:]:
             if step.name.startswith("@"):
                 values = [_attribute(n, step.name[1:]) for n in nodes]
-                return [infer(v) for v in values if v is not None] or None
+                return [value(v) for v in values if v is not None] or None
             found = []
             for node in nodes:
                 children = _children(node, step.name)
@@ -119,14 +127,18 @@ class XmlRecord:
             if not found:
                 return None
             nodes = found
-        return [_value(n) for n in nodes]
+        return [_value(n, value) for n in nodes]
 
 
-def _value(element: etree._Element) -> Any:
+def _value(element: etree._Element, value: Callable[[str], Any] = infer) -> Any:
     children = _elements(element)
     if children:  # a nested element is an object, not a scalar
-        return {_step(c): _value(c) for c in children}
-    return infer(_text(element).strip())
+        return {_step(c): _value(c, value) for c in children}
+    return value(_text(element).strip())
+
+
+def _same(text: str) -> str:
+    return text
 
 
 _XML_NAMESPACE = "http://www.w3.org/XML/1998/namespace"  # the xml: prefix, never in an nsmap

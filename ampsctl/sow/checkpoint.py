@@ -33,6 +33,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import suppress
+import dataclasses
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
@@ -40,7 +41,7 @@ from typing import Any
 
 import orjson
 
-from ampsctl.errors import EnvironmentProblem
+from ampsctl.errors import EnvironmentProblem, InputError
 from ampsctl.messages.keys import KEY_SCHEME_VERSION
 from ampsctl.sow.errors import SowFileError
 from ampsctl.sow.history import Saved
@@ -229,21 +230,49 @@ def load_group(path: str | os.PathLike[str], group: TopicGroup) -> SowMeta:
         found = list(sow.select("PRAGMA integrity_check"))
         if found != [("ok",)]:
             raise damaged(sow.path, f"SQLite integrity_check: {found[0][0] if found else 'no answer'}")
-        for record in sow.records():
-            topic = group.topic(record.topic)
+        rekey = _keyed_again(meta, group)
+        renamed: dict[tuple[str, str], str] = {}
+        for stored in sow.records():
+            topic = group.topic(stored.topic)
+            record = stored.plain()
+            if rekey:
+                record = dataclasses.replace(record, key=_key_again(sow.path, topic, stored.key, stored.payload))
+                renamed[(stored.topic, stored.key)] = record.key
             if record.key in topic:
                 raise damaged(sow.path, f"record {record.key!r} of topic {record.topic!r} is stored twice")
-            topic.load(record.plain())
-        for topic_name, key, timestamp, sequence, payload in sow.history():
-            group.topic(topic_name).load_history(key, Saved(timestamp, sequence, payload))
+            topic.load(record)
+        states = list(sow.history())
+        if rekey:  # a deleted record's states key like its messages; a deletion (no message) like them
+            for topic_name, key, _, _, payload in states:
+                if payload is not None and (topic_name, key) not in renamed:
+                    renamed[(topic_name, key)] = _key_again(sow.path, group.topic(topic_name), key, payload)
+        for topic_name, key, timestamp, sequence, payload in states:
+            group.topic(topic_name).load_history(renamed.get((topic_name, key), key), Saved(timestamp, sequence, payload))
     for topic in group.topics.values():
         if topic.history is not None:
             topic.history.horizon = meta.history_horizon
     group.sequence = meta.last_sequence
     group.timestamp = meta.last_timestamp
-    group.needs_rewrite = meta.format_version != FORMAT_VERSION or (
+    group.needs_rewrite = meta.format_version != FORMAT_VERSION or meta.key_scheme != KEY_SCHEME_VERSION or (
         (meta.hash_paths, meta.memo_paths) != (group.indexer.hash_paths, group.indexer.memo_paths))
     return meta
+
+
+def _keyed_again(meta: SowMeta, group: TopicGroup) -> bool:
+    """Whether the records of a file must be keyed again from their messages. Key scheme 1
+    typed the Key fields of text formats (XML, FIX, NVFIX) by inference before keying, so 11=007
+    and 11=7 shared a key; scheme 2 keys the text as written. JSON keys and publisher-supplied
+    keys are the same in both. Keys equal in scheme 2 were equal in scheme 1, so records keyed
+    again never collide."""
+    spec = group.spec
+    return meta.key_scheme < 2 and bool(spec.key_fields) and spec.message_type != "json"
+
+
+def _key_again(path: str, topic: SowTopic, key: str, payload: bytes) -> str:
+    try:
+        return topic.key_of(payload)
+    except InputError as exc:  # it was keyed once: a message that cannot be now was altered
+        raise damaged(path, f"record {key!r} cannot be keyed from its message: {exc.message}") from None
 
 
 def _check_compatible(path: str, meta: SowMeta, group: TopicGroup) -> None:

@@ -152,6 +152,10 @@ class SowTopic:
             self.dirty.update(self.history.prune(now))
         return changes
 
+    def key_of(self, payload: bytes) -> str:
+        """The key a stored message has under today's key scheme (from its Key fields)."""
+        return self._key(self.payloads.parse(payload), None)
+
     def load(self, record: SowRecord) -> None:
         """Put a record read from a SOW file back (no change, not dirty)."""
         self._index(record.key, record, None)

@@ -34,7 +34,7 @@ def test_sow_file_identity_and_refusals(ampsctl, tmp_path: Path) -> None:
         assert db.execute("PRAGMA user_version").fetchone()[0] == 2
         meta = dict(db.execute("SELECT name, value FROM meta"))
     assert (meta["format"], meta["format_version"], meta["key_scheme"], meta["last_sequence"]) == (
-        "ampsctl-sow", "2", "1", "1")
+        "ampsctl-sow", "2", "2", "1")
     assert set(meta) == {"format", "format_version", "spec", "columns", "key_scheme", "last_sequence",
                          "last_timestamp", "history_horizon", "meta_crc"}
 

@@ -31,7 +31,7 @@ def test_crc_is_ecma_182() -> None:
 
 
 def test_scheme_is_pinned() -> None:
-    assert KEY_SCHEME_VERSION == 1
+    assert KEY_SCHEME_VERSION == 2
     assert key_material("orders", [7, None]) == b"orders\x00\x027\x00\x01N"
     assert generate_key("orders", [7]) == str(crc64_ecma(b"orders\x00\x027"))
     assert generate_key("orders", [7]).isdigit()
