@@ -8,6 +8,7 @@ Start-up stays cheap: command modules import the library inside the command func
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import typer
 
@@ -59,20 +60,34 @@ def main(argv: list[str] | None = None) -> None:
         finally:
             sys.stdout.flush()  # a write error surfaces here, in the handlers below, not at exit
     except stdout.ReaderGone:
-        stdout.quiet_after_broken_pipe()
-        sys.exit(ExitCode.BROKEN_PIPE)
+        _reader_left()
+    except SystemExit as exc:
+        if exc.code not in (None, 0) and stdout.reader_gone():
+            _reader_left()  # rich's Console turns a broken pipe into exit 1 ("findings" for validate)
+        raise
     except AmpsctlError as exc:
+        if stdout.reader_gone():
+            _reader_left()  # raised on the way out of the failed write: the pipe is the cause
         _error(exc)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(ExitCode.INTERRUPTED)
     except Exception as exc:
+        if stdout.reader_gone():
+            _reader_left()  # likewise: whatever the failed write became on its way here
         if "--traceback" in args:
             raise
         print(f"ampsctl: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         print("  this is a bug in ampsctl; rerun with --traceback and report it", file=sys.stderr)
         sys.exit(ExitCode.INTERNAL)
+
+
+def _reader_left() -> NoReturn:
+    """The reader closed standard output early (``| head``): exit 141 without a word, whichever
+    command it was and however its output was written."""
+    stdout.quiet_after_broken_pipe()
+    sys.exit(ExitCode.BROKEN_PIPE)
 
 
 def _error(exc: AmpsctlError) -> None:

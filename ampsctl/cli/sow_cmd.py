@@ -25,7 +25,7 @@ import csv
 import io
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -161,9 +161,12 @@ def dump_command(
     """
     from ampsctl.sow.payloads import Payloads
 
-    with _open(file) as sow, progress_bar(sow.count() if sys.stdout.isatty() else 0, "dumping") as advance:
+    # closing: a reader that leaves early (| head) stops the record generator with the file still
+    # open, not later in garbage collection ("Exception ignored ... closed database" on stderr)
+    with _open(file) as sow, progress_bar(sow.count() if sys.stdout.isatty() else 0, "dumping") as advance, \
+            closing(sow.records()) as stored:
         payloads = Payloads(sow.meta.spec.message_type)
-        records = _counted(sow.records(), advance)
+        records = _counted(stored, advance)
         if format is DumpFormat.text:
             write_lines(_text_lines(sow.meta, records, payloads))
         elif format is DumpFormat.jsonl:

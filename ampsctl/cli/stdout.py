@@ -8,6 +8,11 @@ every byte is written, so the failure comes out as an exception: ``OutputFailed`
 a full disk or any other write error, ``ReaderGone`` when the reader has gone (``| head``), which
 ``main`` ends quietly with exit code 141, the shell's code for a writer stopped by SIGPIPE (click
 would make it a silent exit 1, which means "findings").
+
+Some code between the write and ``main`` turns the broken pipe into something else: rich's
+``Console`` (the tables, the lint report) catches it and raises ``SystemExit(1)``. So the writer
+also remembers that the reader has gone (``reader_gone``), and ``main`` makes any failure after
+that exit 141 too, whatever it became on the way.
 """
 
 from __future__ import annotations
@@ -28,6 +33,19 @@ class ReaderGone(BrokenPipeError):
     """The reader of standard output closed it. No errno, so that click's own EPIPE handling (a
     silent exit 1) lets it through; a command that ends normally when its reader leaves (an
     endless subscription) catches BrokenPipeError."""
+
+
+_reader_gone = False  # set by the first write that finds the pipe closed
+
+
+def reader_gone() -> bool:
+    """Whether a write to standard output has found the reader gone (the pipe closed)."""
+    return _reader_gone
+
+
+def _note_reader_gone() -> None:
+    global _reader_gone
+    _reader_gone = True
 
 
 class _WholeWrites(io.RawIOBase):
@@ -53,6 +71,7 @@ class _WholeWrites(io.RawIOBase):
             try:
                 done += os.write(self._fd, view[done:])
             except BrokenPipeError:
+                _note_reader_gone()
                 raise ReaderGone from None
             except OSError as exc:
                 if exc.errno == errno.EINTR:
@@ -64,6 +83,8 @@ class _WholeWrites(io.RawIOBase):
 
 def install() -> None:
     """Put ``_WholeWrites`` under ``sys.stdout`` when it is the process's real standard output."""
+    global _reader_gone
+    _reader_gone = False  # a new run (tests call main more than once in one process)
     current = sys.stdout
     try:
         fd = current.fileno()
