@@ -86,6 +86,11 @@ def _index_problems(path: Path, size: int, found: Analysis) -> list[JournalProbl
         index = decode_index(data)
     except IndexDefect as exc:
         return [JournalProblem(str(where), 0, f"index file is damaged: {exc}{fix}", ProblemKind.INDEX)]
+    if index.covered_bytes > size:  # as the writer's recovery says it (journal/recovery.py)
+        return [JournalProblem(str(where), 0, f"the segment is {size} bytes but its index covers {index.covered_bytes} bytes "
+                               f"through sequence {index.last_sequence}: records were lost from its end, and the writer "
+                               f"refuses to open the journal; restore the segment from a copy, or delete the index to go on "
+                               f"without those records", ProblemKind.INDEX)]
     if index.covered_bytes != size:
         return [JournalProblem(str(where), 0, f"index describes {index.covered_bytes} bytes of the segment, which has {size}{fix}",
                                ProblemKind.INDEX)]

@@ -48,3 +48,18 @@ def test_a_cleanly_closed_journal_reopens(tmp_path: Path) -> None:
     _journal(tmp_path, 10)
     with JournalWriter.open(tmp_path, fsync=FsyncPolicy.NEVER) as writer:
         assert writer.last_sequence == 10 and writer.recovery is None
+
+
+def test_verify_says_records_were_lost_as_the_writer_does(tmp_path: Path) -> None:
+    """`journal verify` told the user to delete the index ("readers rebuild it") without a word
+    about the records the cut lost, while the writer refused the same journal for that loss."""
+    import subprocess
+    import sys
+
+    last = _journal(tmp_path / "journal", 10)
+    os.truncate(last, record_offsets(last)[7])
+    done = subprocess.run([sys.executable, "-m", "ampsctl", "journal", "verify", str(tmp_path / "journal")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "records were lost from its end" in done.stdout and "through sequence 10" in done.stdout, done.stdout
+    assert "readers rebuild it" not in done.stdout
