@@ -6,30 +6,16 @@ directory; SOH is written ``|`` in the cases for readability.
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
-from typing import Any
 
 import pytest
-
-from ampsctl.cli.app import main
+from delta_cli import run_delta
 
 
 def run(tmp_path: Path, files: dict[str, str], *args: str) -> tuple[int, str, str]:
     """(exit code, stdout with SOH shown as |, stderr) of ``ampsctl delta ARGS``."""
-    for name, text in files.items():
-        (tmp_path / name).write_bytes(text.replace("|", "\x01").encode("utf-8"))
-    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
-    err = io.StringIO()
-    code: Any = 0
-    with contextlib.chdir(tmp_path), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # type: ignore[type-var]
-        try:
-            main(["delta", *args])
-        except SystemExit as exc:
-            code = exc.code or 0
-    out.flush()
-    return code, out.buffer.getvalue().decode("utf-8").replace("\x01", "|"), err.getvalue()  # type: ignore[attr-defined]
+    code, out, err = run_delta(tmp_path, {name: text.replace("|", "\x01").encode("utf-8") for name, text in files.items()}, *args)
+    return code, out.replace("\x01", "|"), err
 
 
 # An empty value is a present NULL (spec §2.3), also in a key field: it keys the record on
