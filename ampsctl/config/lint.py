@@ -210,7 +210,7 @@ def lint_file(path: str, plan: _Plan, options: LintOptions) -> FileReport:
     model = ConfigModel(config)
     for rule in plan.checks:
         for issue in rule.check(model):  # type: ignore[misc]
-            where = config.locate_text(issue.node) if issue.at_text else config.locate(issue.node)
+            where = issue.where or (config.locate_text(issue.node) if issue.at_text else config.locate(issue.node))
             severity = issue.severity or rule.severity
             located.append((Finding(rule.code, severity, issue.message, where, issue.hint), issue.node))
             if severity >= Severity.WARNING:  # an info note must not hide a schema error

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from ampsctl.config.findings import Severity
+from ampsctl.errors import Location
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +31,7 @@ class Issue:
     hint: str | None = None
     at_text: bool = True  # point at the element's value rather than its start tag
     severity: Severity | None = None  # overrides the rule's severity for this one report
+    where: Location | None = None  # a place inside the value (a filter's error column); overrides at_text
 
 
 Check = Callable[["object"], Iterable[Issue]]

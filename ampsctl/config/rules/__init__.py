@@ -10,6 +10,7 @@ from ampsctl.config.rules import (  # noqa: F401  (each import registers its rul
     action_topics,
     admin,
     conflated,
+    filters,
     general,
     loading,
     log_targets,

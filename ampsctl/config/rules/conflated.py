@@ -6,7 +6,8 @@ expression SOW topic: its Name, not its Pattern, plus a TopicFormat that builds 
 conflated topic name from ``%n``), and its MessageType must be the underlying topic's.
 ``_targets`` resolves the UnderlyingTopic once per conflated topic.
 
-Filter and Enrichment are checked at token level until the filter parser lands.
+Which functions Filter and Enrichment call is checked at token level; whether the Filter
+parses at all is GEN-013's (filters.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Token-level reading of AMPS expressions and topic regexes, shared by the rule modules.
 
-Until the filter parser lands, rules look at expressions (Filter, Field, BarrierExpression,
-Enrichment...) as text. The convention every helper here keeps:
+Placement rules (which functions an expression calls, OF PREVIOUS...) look at expressions
+(Filter, Field, BarrierExpression, Enrichment...) as text; whether a filter parses is checked
+with the filter parser (filters.py). The convention every helper here keeps:
 
 - ``blank_strings`` first: string literals are blanked (same length, quotes kept), so a
   pattern never matches inside a literal and a match position points into the original text;
