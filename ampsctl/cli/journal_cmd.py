@@ -325,7 +325,7 @@ def replay_command(
         summary = replay(reader.scan(topics=topics, **bounds), target, pace, window=window, progress=advance)
     if format is ReportFormat.json:
         _write_line(json_text({
-            "to": to, "records": summary.total, "sent": dict(summary.sent), "skipped": dict(summary.skipped),
+            "to": target.shown, "records": summary.total, "sent": dict(summary.sent), "skipped": dict(summary.skipped),
             "first_sequence": summary.first_sequence, "last_sequence": summary.last_sequence,
             "elapsed_s": round(summary.elapsed, 6), "rate": round(summary.rate, 1),
         }))
@@ -333,7 +333,7 @@ def replay_command(
         kinds = ", ".join(f"{count} {label}" for label, count in sorted(summary.sent.items()))
         skipped = "; skipped " + ", ".join(f"{count} {why}" for why, count in sorted(summary.skipped.items())) \
             if summary.skipped else ""
-        _write_line(f"replayed {_plural(summary.total, 'record')} ({kinds or 'none'}) to {to} in {summary.elapsed:.3f} s, "
+        _write_line(f"replayed {_plural(summary.total, 'record')} ({kinds or 'none'}) to {target.shown} in {summary.elapsed:.3f} s, "
                     f"{summary.rate:.0f} records/s{skipped}")
     _torn_note(reader)
 

@@ -32,5 +32,7 @@ class Disconnected(EnvironmentProblem):
 
 class BadUri(UsageError):
     def __init__(self, uri: str, why: str) -> None:
-        super().__init__(f"invalid AMPS URI {uri!r}: {why}",
+        from ampsctl.client.uri import shown_uri  # here: uri.py imports this module
+
+        super().__init__(f"invalid AMPS URI {shown_uri(uri)!r}: {why}",
                          hint="write tcp://[user[:password]@]host:port/amps/json, e.g. tcp://127.0.0.1:9007/amps/json")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from ampsctl.client.client import Client
 from ampsctl.client.errors import CommandFailed, Disconnected
-from ampsctl.client.uri import AmpsUri, parse_uri
+from ampsctl.client.uri import AmpsUri, parse_uri, shown_uri
 from ampsctl.errors import AmpsctlError, EnvironmentProblem, ExitCode, UsageError
 from ampsctl.protocol.errors import HeaderValueError
 
@@ -48,7 +48,7 @@ class Rejected(AmpsctlError):
     exit_code = ExitCode.FINDINGS
 
     def __init__(self, failed: CommandFailed, uri: str) -> None:
-        super().__init__(f"{failed.command} refused by {uri}: {failed.reason}", code="CLIENT-REJECTED",
+        super().__init__(f"{failed.command} refused by {shown_uri(uri)}: {failed.reason}", code="CLIENT-REJECTED",
                          hint=_HINTS.get(failed.reason, "the broker's log says more about why"))
         self.reason = failed.reason
         self.ack = failed.ack
@@ -58,12 +58,14 @@ class Rejected(AmpsctlError):
 class Target:
     """Where a tool connects and as whom."""
 
-    uri: str
+    uri: str = field(repr=False)  # with the password: for connecting only, never printed
     name: str | None = None  # client name; None: ``default_name(tool)``
     connect_timeout: float = 10.0  # seconds for connect + logon
     where: AmpsUri = field(init=False, repr=False)
+    shown: str = field(init=False)  # the URI to print: its password hidden (uri.py)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "shown", shown_uri(self.uri))
         object.__setattr__(self, "where", parse_uri(self.uri))  # BadUri (exit 2) before anything else
 
 
@@ -85,7 +87,7 @@ async def session(target: Target, tool: str) -> AsyncIterator[Client]:
             hint="check the host and port, and that no firewall drops the connection; --connect-timeout waits longer",
         ) from None
     except Disconnected as exc:
-        raise EnvironmentProblem(f"{exc.message} ({target.uri})", code="CLIENT-CONNECT",
+        raise EnvironmentProblem(f"{exc.message} ({target.shown})", code="CLIENT-CONNECT",
                                  hint="is an AMPS broker (a tcp transport, protocol amps) listening there? "
                                       "start one with `ampsctl broker run --config amps.xml`") from None
     except CommandFailed as exc:
@@ -95,7 +97,7 @@ async def session(target: Target, tool: str) -> AsyncIterator[Client]:
     except CommandFailed as exc:
         raise Rejected(exc, target.uri) from None
     except Disconnected as exc:
-        raise EnvironmentProblem(f"{exc.message} ({target.uri})", code="CLIENT-DISCONNECTED",
+        raise EnvironmentProblem(f"{exc.message} ({target.shown})", code="CLIENT-DISCONNECTED",
                                  hint="the broker stopped or dropped this client; its log says why") from None
     finally:
         await client.close()

@@ -53,7 +53,7 @@ class QueryResult:
 
 @dataclass(frozen=True, slots=True)
 class PingResult:
-    uri: str
+    uri: str  # as shown: the password hidden
     client_name: str | None
     server_version: str | None
     connect_ms: float  # TCP connect + logon
@@ -171,7 +171,7 @@ def ping(target: Target) -> PingResult:
             await client.flush("processed")
             done = time.perf_counter()
             logon = client.logon_ack
-            return PingResult(target.uri, client.name, logon.version if logon else None,
+            return PingResult(target.shown, client.name, logon.version if logon else None,
                               (connected - started) * 1000, (done - connected) * 1000)
 
     return asyncio.run(main())
