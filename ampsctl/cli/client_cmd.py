@@ -3,13 +3,18 @@
 Thin commands over ``ampsctl.client.tool`` (imported inside each command, so ``ampsctl --help``
 never loads asyncio or the client, tests/cli/test_startup.py). Output contract:
 
-* ``--format text`` (default): stdout carries only message data, one message per line, so it
-  pipes into a file or jq; counts and notes go to stderr. ``--format json``: one JSON object per
-  line on stdout, the message's headers (``c``, ``t``, ``k``, ``bm``, ...) plus ``data`` (the
-  parsed JSON message, or its text when it is not JSON).
+* ``subscribe`` and ``sow``, ``--format text`` (default): stdout carries only message data, one
+  message per line, so it pipes into a file or jq; their notes and counts (``subscribed to ...``,
+  ``N records``) go to stderr. ``publish``, ``sow-delete`` and ``ping`` receive no messages: their
+  one-line result (``published N messages ...``, ``deleted N records ...``, ``ok URI: ...``) goes
+  to stdout (docs/broker.md). ``--format json``: one JSON object per line on stdout, the
+  message's headers (``c``, ``t``, ``k``, ``bm``, ...) plus ``data`` (the parsed JSON message, or
+  its text when it is not JSON); ``publish``, ``sow-delete`` and ``ping`` print one summary object.
+* A URI is printed with its password as ``***`` (``client/uri.py``).
 * Exit codes: 0 ok, 1 the broker refused a command (its reason is printed) or ``--count`` was
   not reached before ``--timeout``, 2 usage (bad URI, options), 3 invalid input (a bad line in
-  the messages file), 4 the broker cannot be reached or dropped the connection, 130 Ctrl-C.
+  the messages file), 4 the broker cannot be reached or dropped the connection, 130 Ctrl-C,
+  141 the reader closed stdout early (``subscribe``: 0, the end of a stream that never ends).
 """
 
 from __future__ import annotations
