@@ -45,7 +45,7 @@ from typing import Any
 from ampsctl.filter import ast
 from ampsctl.filter.values import parse_number
 from ampsctl.sow.query import field_key
-from ampsctl.sow.sqlfilter import join, narrowing, storable
+from ampsctl.sow.sqlfilter import bounded, join, narrowing, storable
 
 _WIDEN = 1e-9  # relative: far above any float rounding difference, far below real gaps
 _TINY = 1e-300  # absolute, for literals at or near zero
@@ -101,7 +101,7 @@ def json_prefilter(expr: ast.Expr, *, plain_column: bool = True) -> JsonPrefilte
     ``plain_column``: the file has ``records.json_plain`` (format 2), so the text guards run
     only on rows it does not vouch for."""
     values = _JsonValues()
-    found = narrowing(expr, values)
+    found = bounded(narrowing(expr, values))
     if found is None:
         return None
     guards = ["CAST(payload AS TEXT) GLOB '*\\*'"]

@@ -26,6 +26,7 @@ passes only on TRUE, as a record matches only on true.
 from __future__ import annotations
 
 import math
+import sqlite3
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -57,7 +58,7 @@ def prefilter(expr: ast.Expr, memo_paths: Sequence[str]) -> _Condition | None:
     from ampsctl.messages.paths import split_path
 
     columns = {tuple(split_path(path)): number for number, path in enumerate(memo_paths)}
-    found = narrowing(expr, _MemoColumns(columns))
+    found = bounded(narrowing(expr, _MemoColumns(columns)))
     if found is None:
         return None
     sql, params = found
@@ -162,12 +163,65 @@ def storable(text: str) -> bool:
 
 
 def join(parts: list[_Condition], word: str) -> _Condition:
+    """``parts`` joined with AND/OR in parenthesised chains of at most ``_CHAIN`` parts: SQLite
+    parses ``a OR b OR c ...`` into a tree as deep as the chain is long and refuses more than
+    1000 levels ("Expression tree is too large"), which an IN list of 1000 options reached.
+    Longer lists become chains of chains, a few levels deep."""
     if len(parts) == 1:
         return parts[0]
+    if len(parts) > _CHAIN:
+        return join([join(parts[start : start + _CHAIN], word) for start in range(0, len(parts), _CHAIN)], word)
     params: list[Any] = []
     for _, part_params in parts:
         params += part_params
     return "(" + f" {word} ".join(sql for sql, _ in parts) + ")", params
+
+
+# Every chain is parenthesised, so a tree path crosses at most _MAX_NESTING chains of at most
+# _CHAIN parts: 20 x 32 levels stay below SQLite's 1000. Nesting past 20 parentheses overflows
+# its parser stack ("parser stack overflow", near 30 levels of a nested filter).
+_CHAIN = 32
+_MAX_NESTING = 20
+
+
+def _variable_limit() -> int:
+    """How many ``?`` parameters one statement of this SQLite may have (999 before 3.32)."""
+    try:
+        connection = sqlite3.connect(":memory:")
+    except sqlite3.Error:  # pragma: no cover - no SQLite at all: the file cannot be opened either
+        return 999
+    try:
+        return connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+    finally:
+        connection.close()
+
+
+MAX_PARAMS = _variable_limit()
+
+
+def bounded(found: _Condition | None) -> _Condition | None:
+    """``found``, or None (no narrowing: a plain scan, still exact) when SQLite would refuse it:
+    more parameters than a statement takes, or parentheses nested too deep. Either used to
+    fail the whole query, reported as a damaged SOW file."""
+    if found is None or len(found[1]) > MAX_PARAMS - 8 or _nesting(found[0]) > _MAX_NESTING:  # 8: the query's own
+        return None
+    return found
+
+
+def _nesting(sql: str) -> int:
+    """The deepest parenthesis level of ``sql`` outside its '...' literals."""
+    deepest = depth = 0
+    quoted = False
+    for char in sql:
+        if char == "'":
+            quoted = not quoted  # '' inside a literal toggles twice: still quoted
+        elif not quoted:
+            if char == "(":
+                depth += 1
+                deepest = max(deepest, depth)
+            elif char == ")":
+                depth -= 1
+    return deepest
 
 
 def _column(target: Any, expr: Any) -> Any:
