@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from ampsctl.errors import AmpsctlError, ExitCode, InputError, UsageError
+from ampsctl.errors import AmpsctlError, EnvironmentProblem, ExitCode, InputError, UsageError
 from ampsctl.lines import UTF8_BOM
 
 if TYPE_CHECKING:
@@ -251,7 +251,7 @@ def _caret(expression: str, position: int | None) -> list[str]:
 def _open_messages(data: str, limit: int) -> tuple[str, Iterator[tuple[int, bytes, str | None]]]:
     """(source name, messages as (line number, raw bytes, problem or None))."""
     if data == "-":
-        return "<stdin>", _lines(sys.stdin.buffer, limit)
+        return "<stdin>", _lines(sys.stdin.buffer, limit, "<stdin>")
     if data.startswith("@"):
         path = data[1:]
         if not path:
@@ -260,21 +260,22 @@ def _open_messages(data: str, limit: int) -> tuple[str, Iterator[tuple[int, byte
             stream = open(path, "rb")  # noqa: SIM115  (closed by _lines)
         except OSError as exc:
             raise InputError(f"cannot read '{path}': {exc.strerror}", hint="give an existing file after @") from None
-        return path, _lines(stream, limit, close=True)
+        return path, _lines(stream, limit, path, close=True)
     raw = _as_bytes(data)
     problem = "the message is empty" if not raw.strip() else (_too_long(limit) if len(raw) > limit else None)
     return "--data", iter([(1, raw, problem)])
 
 
-def _lines(stream, limit: int, *, close: bool = False) -> Iterator[tuple[int, bytes, str | None]]:  # noqa: ANN001
-    """One message per line; a line longer than ``limit`` is reported, never held in memory."""
+def _lines(stream, limit: int, name: str, *, close: bool = False) -> Iterator[tuple[int, bytes, str | None]]:  # noqa: ANN001
+    """One message per line; a line longer than ``limit`` is reported, never held in memory.
+    A read that fails (EIO, a file that cannot be read as a stream) is exit 4, not a traceback."""
     try:
         number = 0
-        while chunk := stream.readline(limit + 1):
+        while chunk := _read_line(stream, limit + 1, name):
             number += 1
             if len(chunk) > limit and not chunk.endswith(b"\n"):
                 while chunk and not chunk.endswith(b"\n"):  # skip the rest of the line
-                    chunk = stream.readline(MB)
+                    chunk = _read_line(stream, MB, name)
                 yield number, b"", _too_long(limit)
                 continue
             if number == 1:
@@ -284,6 +285,14 @@ def _lines(stream, limit: int, *, close: bool = False) -> Iterator[tuple[int, by
     finally:
         if close:
             stream.close()
+
+
+def _read_line(stream, size: int, name: str) -> bytes:  # noqa: ANN001
+    try:
+        return stream.readline(size)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot read '{name}': {exc.strerror or exc}",
+                                 hint="check the file or device; messages before this point were tested") from None
 
 
 def _not_utf8(raw: bytes) -> str | None:

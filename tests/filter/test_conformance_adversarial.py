@@ -333,3 +333,14 @@ def test_a_bad_pattern_read_from_a_message_names_its_function(function: str) -> 
         with pytest.raises(FilterError, match=r"invalid regular expression '\('") as caught:
             run()
         assert caught.value.hint.startswith(f"{name} takes a PCRE pattern")  # was "LIKE takes ..."
+
+
+# --- filter test --data @FILE: a read that fails --------------------------------------------------
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/mem"), reason="needs Linux /proc")
+def test_a_data_file_that_fails_to_read_is_an_environment_error() -> None:
+    # Reading /proc/self/mem at offset 0 fails with EIO: that was an internal error (exit 5).
+    code, out, err = ampsctl("filter", "test", "--data", "@/proc/self/mem", "--", "/a = 1")
+    assert code == 4, err
+    assert "cannot read '/proc/self/mem'" in err and "Traceback" not in err and "internal error" not in err
