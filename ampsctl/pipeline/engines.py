@@ -3,7 +3,8 @@
 The local engine *is* ``ampsctl.sow.compact`` (no second implementation); the Spark engine
 is ``spark_compact`` / ``export``. ``run_compact`` and ``run_export`` take the job and, for
 Spark, either a running session (tests, notebooks) or ``SparkOptions`` to start one; a
-session this module starts it also stops.
+session this module starts it also stops, after the job's usage errors (an output that
+exists, a file for a directory) have been checked: those never wait for a JVM.
 """
 
 from __future__ import annotations
@@ -29,10 +30,14 @@ def run_compact(job: CompactJob, engine: Engine = Engine.LOCAL, *, spark: SparkS
     """Compact ``job.journal`` into ``job.out`` on ``engine``."""
     if engine is Engine.LOCAL:
         return _compact_local(job, on_error, progress)
-    from ampsctl.pipeline import spark_compact
+    if spark is None:
+        from ampsctl.pipeline.output import check_compact_out
 
+        check_compact_out(job)  # usage errors before pyspark is imported and a JVM started
     options = options or SparkOptions()
-    with _session(spark, options) as session:
+    with _session(spark, options) as session:  # checks --master and --conf before importing pyspark
+        from ampsctl.pipeline import spark_compact
+
         return spark_compact.compact(session, job, shuffle_partitions=options.shuffle_partitions, on_error=on_error,
                                      progress=spark_progress(session) if spark_progress else None)
 
@@ -45,6 +50,8 @@ def run_export(job: ExportJob, engine: Engine = Engine.SPARK, *, spark: SparkSes
 
     if engine is Engine.LOCAL:
         return output.export_local(job)
+    if spark is None:
+        output.check_export_out(Path(job.out), job.overwrite)  # before a JVM starts: it replaces nothing
     with _session(spark, options or SparkOptions()) as session:
         return output.export_spark(session, job, progress=spark_progress(session) if spark_progress else None)
 

@@ -29,8 +29,8 @@ import orjson
 
 from ampsctl.errors import EnvironmentProblem, UsageError
 from ampsctl.journal.bookmarks import timestamp_value
-from ampsctl.pipeline.jobs import Engine, ExportJob, ExportOutcome, OutputFormat
-from ampsctl.sow.compact import CompactedFile, file_name
+from ampsctl.pipeline.jobs import CompactJob, Engine, ExportJob, ExportOutcome, OutputFormat
+from ampsctl.sow.compact import CompactedFile, check_targets, file_name
 from ampsctl.sow.spec import TopicSpec
 from ampsctl.sow.store import TopicGroup
 
@@ -50,6 +50,19 @@ def check_groups_out(specs: Sequence[TopicSpec], out: str | os.PathLike[str], ou
     for target in targets:
         if target.exists() and not overwrite:
             raise UsageError(f"{target} already exists", hint="pass --force to replace existing files, or pick another --out")
+    return targets
+
+
+def check_compact_out(job: CompactJob) -> list[Path]:
+    """The files compacting ``job`` writes (SOW files, or what ``write_groups`` writes); a
+    UsageError when ``out`` is a file or a target exists without ``overwrite``. Light (no
+    pyspark), so the Spark engine calls it before Spark is imported or started."""
+    if job.output is not OutputFormat.SOW:
+        return check_groups_out(job.specs, job.out, job.output, overwrite=job.overwrite)
+    if Path(job.out).exists() and not Path(job.out).is_dir():
+        raise UsageError(f"--out {job.out} is a file, not a directory", hint="give a directory for the SOW files (it is created if missing)")
+    targets = [Path(job.out) / file_name(spec) for spec in job.specs]
+    check_targets(targets, job.overwrite)
     return targets
 
 
@@ -140,14 +153,27 @@ def jsonl_row(row: dict[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------ journal export
 
 
-def _prepare(out: Path, overwrite: bool) -> None:
+def check_export_out(out: Path, overwrite: bool) -> None:
+    """UsageError when ``out`` exists without ``overwrite``; EnvironmentProblem when it cannot
+    be created. Replaces nothing, so the Spark engine checks it before Spark starts."""
     if out.exists():
         if not overwrite:
             raise UsageError(f"{out} already exists", hint="pass --force to replace it, or pick another --out")
+        return  # _prepare replaces it when the export starts
+    _probe(out)
+
+
+def _prepare(out: Path, overwrite: bool) -> None:
+    check_export_out(out, overwrite)
+    if out.exists():
         if out.is_dir():
             shutil.rmtree(out)
         else:
             out.unlink()
+        _probe(out)
+
+
+def _probe(out: Path) -> None:
     try:  # made and removed again: Spark wants to create it, and fails with a Java stack trace where it cannot
         out.parent.mkdir(parents=True, exist_ok=True)
         out.mkdir()

@@ -214,9 +214,9 @@ def local_driver_memory() -> str:
 def start(options: SessionOptions | None = None) -> SparkSession:
     """A new (or the process's existing) SparkSession, after checking the environment."""
     options = options or SessionOptions()
-    check_pyspark()
-    check_master(options.master)
+    check_master(options.master)  # usage errors first: they need neither pyspark nor Java
     check_conf(options.conf)
+    check_pyspark()
     find_java()
     from pyspark.sql import SparkSession
 

@@ -33,7 +33,6 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from operator import itemgetter
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -41,14 +40,13 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ampsctl.errors import UsageError
 from ampsctl.journal.record import Command, JournalRecord
 from ampsctl.pipeline.errors import translated
 from ampsctl.pipeline.jobs import CompactJob, CompactOutcome, Engine, OutputFormat
 from ampsctl.pipeline.journal_source import NAME, UINT64, scan_damage
 from ampsctl.pipeline.keying import Keyer, Kind
 from ampsctl.pipeline.replay import FilterDelete, replay_key
-from ampsctl.sow.compact import CompactedFile, CompactResult, check_targets, file_name
+from ampsctl.sow.compact import CompactedFile, CompactResult
 from ampsctl.sow.errors import ReplayError
 from ampsctl.sow.history import Saved
 from ampsctl.sow.record import SowRecord, expiration_refused
@@ -84,16 +82,10 @@ def compact(spark: SparkSession, job: CompactJob, *, shuffle_partitions: int | N
             on_error: Callable[[ReplayError], None] | None = None,
             progress: AbstractContextManager[Any] | None = None) -> CompactOutcome:
     """Run ``job`` on ``spark``; ``on_error`` receives each refused record with ``keep_going``."""
-    specs = job.specs
-    targets = [Path(job.out) / file_name(spec) for spec in specs]
-    if job.output is OutputFormat.SOW:
-        if Path(job.out).exists() and not Path(job.out).is_dir():
-            raise UsageError(f"--out {job.out} is a file, not a directory", hint="give a directory for the SOW files (it is created if missing)")
-        check_targets(targets, job.overwrite)
-    else:
-        from ampsctl.pipeline.output import check_groups_out
+    from ampsctl.pipeline.output import check_compact_out
 
-        check_groups_out(specs, job.out, job.output, overwrite=job.overwrite)
+    specs = job.specs
+    targets = check_compact_out(job)  # run_compact checked it before Spark started; a caller's session did not
     with progress or nullcontext(), translated():
         state = _run(spark, job, shuffle_partitions)
     errors = sorted(state["errors"], key=lambda exc: exc.sequence)

@@ -27,6 +27,8 @@ plans it (same errors for a bad filter, order-by, select or top-n). Then:
   the same records. Rows from a SOW file are CRC-checked as results, as the local engine
   does (the source does not check the rows no query returns, nor does the local engine).
 As-of queries read the History table, which only the local engine does (a UsageError).
+``run_query`` raises every usage error (``check_request``) and plans the query before it
+starts a session, so none of them waits for a JVM.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ def run_query(path: str, request: Query, *, options: Any = None, spark: SparkSes
     from ampsctl.pipeline.jobs import SparkOptions
     from ampsctl.sow.indexing import Indexer
 
+    check_request(path, request, message_type)
     plan(request, Indexer((), (), ()))  # a bad filter, order-by or select fails before a JVM starts
     from ampsctl.pipeline.session import SessionOptions, session
 
@@ -83,16 +86,24 @@ def run_query(path: str, request: Query, *, options: Any = None, spark: SparkSes
         return query(started, path, request, message_type=message_type, on_fallback=on_fallback)
 
 
-def query(spark: SparkSession, path: str, request: Query, *, message_type: str | None = None,
-          on_fallback: Callable[[str], None] | None = None) -> SparkQueryResult:
-    """Run ``request`` on the SOW file or Parquet export at ``path`` through ``spark``."""
+def check_request(path: str, request: Query, message_type: str | None) -> None:
+    """What makes ``request`` impossible on Spark whatever the data: a UsageError (or an
+    invalid --topic regex), checked by ``run_query`` before a session starts."""
     if request.as_of is not None:
         raise UsageError("--as-of reads a History topic's saved states, which only the local engine does",
                          hint="drop --engine spark for as-of queries")
+    if message_type is not None and not is_parquet(path):
+        raise UsageError("--message-type is for Parquet input; a SOW file names its own type",
+                         hint="drop --message-type, or give a Parquet file of `journal compact --out-format parquet`")
+    topic_test(request.topic)
+
+
+def query(spark: SparkSession, path: str, request: Query, *, message_type: str | None = None,
+          on_fallback: Callable[[str], None] | None = None) -> SparkQueryResult:
+    """Run ``request`` on the SOW file or Parquet export at ``path`` through ``spark``."""
+    check_request(path, request, message_type)
     if is_parquet(path):
         return _query_parquet(spark, path, request, message_type, on_fallback)
-    if message_type is not None:
-        raise UsageError("--message-type is for Parquet input; a SOW file names its own type")
     from ampsctl.sow.sowfile import SowFile, StoredRecord
 
     with SowFile.open(path) as sow:  # the checks and the meta here; the rows in the executors
