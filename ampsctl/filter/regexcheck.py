@@ -58,7 +58,10 @@ def _parse(pattern: str, flags: int) -> tuple[Any, Any] | None:
         return None
     for _ in range(8):  # a global inline flag such as (?x) makes the package parse again
         source = _core.Source(pattern)
-        info = _core.Info(flags, source.char_type, {})
+        try:
+            info = _core.Info(flags, source.char_type, {})
+        except ValueError:  # flags at odds with ours, e.g. (?V1): compiling reports it
+            return None
         info.guess_encoding = _core.UNICODE
         source.ignore_space = bool(info.flags & _core.VERBOSE)
         try:

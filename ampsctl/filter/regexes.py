@@ -92,6 +92,14 @@ def compile_pattern(
             hint=hint,
             code="FILTER_REGEX",
         ) from None
+    except ValueError as exc:  # an inline flag at odds with ours: (?V1), (?u), (?L)
+        raise FilterError(
+            f"invalid regular expression {_shown(pattern)}: {exc}",
+            expression=expression,
+            position=position,
+            hint="remove the inline flag (?V1), (?u) or (?L): patterns always run in the PCRE-like, ASCII mode",
+            code="FILTER_REGEX",
+        ) from None
     except (regex.error, RecursionError) as exc:
         raise FilterError(
             f"invalid regular expression {_shown(pattern)}: {_problem(exc)}",
@@ -213,7 +221,7 @@ def check_replacement(pattern: str, replacement: str, *, expression: str = "", p
         if regexcheck.problem(pattern, _FLAGS) is not None:
             return
         probe = regex.compile(pattern + "\n|", _FLAGS, cache_pattern=False)
-    except (regex.error, RecursionError):
+    except (regex.error, RecursionError, ValueError):
         return
     try:
         probe.sub(replacement, "", count=1)

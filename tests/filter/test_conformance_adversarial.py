@@ -344,3 +344,13 @@ def test_a_data_file_that_fails_to_read_is_an_environment_error() -> None:
     code, out, err = ampsctl("filter", "test", "--data", "@/proc/self/mem", "--", "/a = 1")
     assert code == 4, err
     assert "cannot read '/proc/self/mem'" in err and "Traceback" not in err and "internal error" not in err
+
+
+@pytest.mark.parametrize("pattern", ["(?V1)a", "a(?V1)", "(?u)a", "(?L)a"])
+def test_an_inline_flag_at_odds_with_the_regex_mode_is_an_error_at_the_pattern(pattern: str) -> None:
+    # The regex package raises ValueError for these, not regex.error: it was an internal error (exit 5).
+    code, result = check_json(f"/a LIKE '{pattern}'")
+    assert code == 3 and result["position"] == 8, result
+    assert "invalid regular expression" in result["error"] and "remove the inline flag" in result["hint"]
+    code, text = verdict("REGEXP_MATCH(/a, /p) = 'a'", {"a": "a", "p": pattern})
+    assert code == 3 and "invalid regular expression" in text
