@@ -31,7 +31,7 @@ from ampsctl.config.model import ConfigModel, Section
 from ampsctl.config.registry import Issue, rule
 from ampsctl.config.rules.action_steps import TEMPLATE, all_options, catalogued_steps
 from ampsctl.config.rules.modules import library_stem
-from ampsctl.config.rules.value_positions import value_location
+from ampsctl.config.rules.value_positions import Lines, value_location
 
 # AMPS functions outside ampsctl's catalogue that other rules place (expr_tokens.NONDETERMINISTIC).
 KNOWN_ELSEWHERE = frozenset({"LAST_READ", "VALUE_LOOKUP"})
@@ -114,8 +114,8 @@ def _mask_call(source: str, position: int | None, allowed: frozenset[str] | None
     from ampsctl.filter.errors import FilterError
     from ampsctl.filter.tokens import Kind, tokenize
 
-    if position is None:
-        return None
+    if position is None or not (source[position:position + 1].isalpha() or source[position:position + 1] == "_"):
+        return None  # not a name: nothing to mask (and no second tokenising)
     try:
         tokens = tokenize(source)
     except FilterError:
@@ -153,7 +153,12 @@ def filter_issue(model: ConfigModel, el: etree._Element, what: str, *, value: bo
             if template.start() <= position < template.end():  # name it, not the constant that stood in
                 message = message.replace("number 0", template.group(0), 1)
     kind = "expression" if value else "filter"
-    return Issue(el, f"{what} is not a valid {kind}: {message}", problem.hint, where=value_location(model.config, el, position))
+    where = value_location(model.config, el, position, lines=model.shared(_lines))
+    return Issue(el, f"{what} is not a valid {kind}: {message}", problem.hint, where=where)
+
+
+def _lines(model: ConfigModel) -> Lines:
+    return {}
 
 
 def _places(model: ConfigModel) -> Iterator[tuple[etree._Element, str, bool, bool]]:

@@ -30,16 +30,22 @@ _REFERENCE = re.compile(r"&(?:#[0-9]+|#[xX][0-9A-Fa-f]+|[A-Za-z_][\w.-]*);")
 _EXTRA_LINES = 1_000  # lines a value may spend on comments inside it, beyond its own
 
 
-def value_location(config: LoadedConfig, el: etree._Element, offset: int, text: str | None = None) -> Location:
+Lines = dict[tuple[str, int], str]  # (path, line) -> its text: a config on one long line is read once
+
+
+def value_location(config: LoadedConfig, el: etree._Element, offset: int, text: str | None = None,
+                   lines: Lines | None = None) -> Location:
     """The original file:line:col of character ``offset`` of ``el``'s value ``text``
-    (``el.text`` by default, as the model joins it)."""
+    (``el.text`` by default, as the model joins it). Pass the same ``lines`` for every value
+    of one config: each lookup of a line copies it otherwise."""
     text = (el.text or "") if text is None else text
+    lines = {} if lines is None else lines
     start = config.locate_text(el)
     lead = len(text) - len(text.lstrip())
     if offset <= lead or not start.line or not start.col:
         return start
     # Raw lines are value lines, plus those of comments inside it; a bound, not a guess.
-    pieces = list(_pieces(config, start, text.count("\n") + _EXTRA_LINES))
+    pieces = list(_pieces(config, start, text.count("\n") + _EXTRA_LINES, lines))
     end = pieces.pop()[2] if pieces and pieces[-1][0] == "end" else None
     value, index = text[lead:], offset - lead
     if index >= len(value):
@@ -63,10 +69,10 @@ def _aligned(pieces: list[tuple[str, str, Location]], value: str, index: int) ->
     return None
 
 
-def _pieces(config: LoadedConfig, start: Location, lines: int) -> Iterator[tuple[str, str, Location]]:
+def _pieces(config: LoadedConfig, start: Location, count: int, lines: Lines) -> Iterator[tuple[str, str, Location]]:
     """("char", decoded character, where) or ("var", "", where of its $), up to the next tag,
     then ("end", "", where that tag starts)."""
-    chars = _raw(config, start, lines)
+    chars = _raw(config, start, count, lines)
     cdata = False
     for line, i, where in chars:
         raw = line[i]
@@ -102,14 +108,17 @@ def _pieces(config: LoadedConfig, start: Location, lines: int) -> Iterator[tuple
         yield "char", raw, where
 
 
-def _raw(config: LoadedConfig, start: Location, lines: int) -> Iterator[tuple[str, int, Location]]:
+def _raw(config: LoadedConfig, start: Location, count: int, lines: Lines) -> Iterator[tuple[str, int, Location]]:
     """Each original character from ``start`` on, as (its line, its index there, where), for
-    at most ``lines`` lines; a line break reads as one newline, as XML normalises it."""
+    at most ``count`` lines; a line break reads as one newline, as XML normalises it."""
     col = start.col
-    for line in range(start.line, start.line + lines):
-        text = config.source_line(Location(start.path, line)) + "\n"
+    for line in range(start.line, start.line + count):
+        text = lines.get((start.path, line))
+        if text is None:
+            text = lines[(start.path, line)] = config.source_line(Location(start.path, line))
         for i in range(col - 1, len(text)):
             yield text, i, Location(start.path, line, i + 1)
+        yield "\n", 0, Location(start.path, line, len(text) + 1)
         col = 1
 
 
