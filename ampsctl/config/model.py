@@ -47,9 +47,17 @@ def regex_error(pattern: str) -> str | None:
     """Why ``pattern`` is not a valid PCRE-style regex, or None when it compiles."""
     import regex  # here, not at the top: most configs hold no regex, and the module takes ~10 ms to import
 
+    from ampsctl.filter.regexcheck import problem
+
     try:
+        # Valid patterns the regex package would take gigabytes to compile or search (huge
+        # nested counts, left recursion) are refused first, as PCRE refuses them.
+        found = problem(pattern, regex.VERSION0)
+        if found is not None:
+            what, offset, _ = found
+            return what if offset is None else f"{what} (offset {offset} of the pattern)"
         regex.compile(pattern)
-    except regex.error as exc:
+    except (regex.error, ValueError) as exc:  # ValueError: an inline flag the package refuses here
         return str(exc)
     except RecursionError:
         return NESTED_TOO_DEEPLY
@@ -60,7 +68,7 @@ def topic_matches(pattern: str, topic: str) -> bool:
     """AMPS topic matching: a literal compares equal, a regex is an unanchored search."""
     if not has_regex_chars(pattern):
         return pattern == topic
-    compiled = _compiled(pattern)
+    compiled = compiled_regex(pattern)
     if compiled is None or pattern in _UNSEARCHABLE:
         return False
     try:
@@ -74,14 +82,11 @@ _UNSEARCHABLE: set[str] = set()  # patterns whose search timed out or recursed t
 
 
 @lru_cache(maxsize=16_384)  # the regex package's own cache holds a few hundred: a config
-def _compiled(pattern: str) -> Any:  # with more patterns compiled them again on every search
-    """``pattern`` compiled once; None when it does not compile."""
+def compiled_regex(pattern: str) -> Any:  # with more patterns compiled them again on every search
+    """``pattern`` compiled once; None when it does not compile (``regex_error``)."""
     import regex
 
-    try:
-        return regex.compile(pattern)
-    except (regex.error, RecursionError):
-        return None
+    return None if regex_error(pattern) is not None else regex.compile(pattern)
     import regex
 
     try:

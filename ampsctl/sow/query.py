@@ -261,13 +261,14 @@ def topic_test(pattern: str | None) -> Callable[[str], bool] | None:
         return None
     import regex
 
-    try:
-        compiled = regex.compile(pattern)
-    except regex.error as exc:
-        raise InputError(f"invalid topic regex {pattern!r}: {exc}", code="TOPIC", hint="give a PCRE-style regex") from None
-    except RecursionError:
-        raise InputError(f"invalid topic regex ({len(pattern)} characters): groups nested too deeply to compile",
-                         code="TOPIC", hint="give a PCRE-style regex") from None
+    from ampsctl.config.model import NESTED_TOO_DEEPLY, regex_error
+
+    problem = regex_error(pattern)  # also refuses what would take gigabytes to compile or search
+    if problem == NESTED_TOO_DEEPLY:
+        raise InputError(f"invalid topic regex ({len(pattern)} characters): {problem}", code="TOPIC", hint="give a PCRE-style regex")
+    if problem is not None:
+        raise InputError(f"invalid topic regex {pattern!r}: {problem}", code="TOPIC", hint="give a PCRE-style regex")
+    compiled = regex.compile(pattern)
     return lambda topic: compiled.search(topic, timeout=0.5) is not None
 
 

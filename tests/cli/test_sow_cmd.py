@@ -296,3 +296,13 @@ def test_integers_beyond_64_bits_of_a_stored_message_are_shown_exactly(built: Pa
         shown = "".join(result.stdout.split())  # the table folds long cells
         assert "123456789012345678901234567890" in shown and "-9223372036854775809" in shown, (options, result.stdout)
         assert "e+" not in shown, options
+
+
+def test_a_topic_regex_that_would_take_gigabytes_is_refused(built: Path) -> None:
+    # The regex package unrolls counted repeats when compiling: this pattern asked for hundreds
+    # of gigabytes (a MemoryError, exit 5, or the machine's memory) before it was refused.
+    for pattern, problem in (("(?:(?:a{1000}){1000}){1000}", "unroll to more than 65535 copies"),
+                             ("(?:(?R)|a)", "recurses forever")):
+        result = subprocess.run([sys.executable, "-m", "ampsctl", "sow", "query", str(built / PRICES), "--topic", pattern],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 3 and problem in result.stderr, result.stderr

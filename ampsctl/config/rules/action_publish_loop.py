@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from ampsctl.config.findings import Severity
-from ampsctl.config.model import Action, ConfigModel, Step, has_regex_chars
+from ampsctl.config.model import Action, ConfigModel, Step, compiled_regex, has_regex_chars
 from ampsctl.config.registry import Issue, rule
 from ampsctl.config.rules import action_modules as am
 from ampsctl.config.rules.action_sow_index import derived_topics, message_types_compatible
@@ -35,11 +35,8 @@ def _topic_matcher(pattern: str) -> Callable[[str], bool]:
     """``topic_matches(pattern, topic)`` with the pattern compiled once (same AMPS semantics)."""
     if not has_regex_chars(pattern):
         return pattern.__eq__
-    import regex  # only a regex topic needs it (see model.regex_error)
-
-    try:
-        compiled = regex.compile(pattern)
-    except (regex.error, RecursionError):
+    compiled = compiled_regex(pattern)  # None: refused (model.regex_error), reported by another rule
+    if compiled is None:
         return lambda topic: False
 
     def search(topic: str) -> bool:

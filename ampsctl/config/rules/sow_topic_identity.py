@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 
 from ampsctl.config.findings import Severity
-from ampsctl.config.model import ConfigModel, SowEntry
+from ampsctl.config.model import ConfigModel, SowEntry, compiled_regex, regex_error
 from ampsctl.config.registry import Issue, rule
 from ampsctl.config.rules.common import line_of, unexpanded
 
@@ -26,13 +26,8 @@ class _Pattern:
     cache, and every search compiled again), with its literal prefix as a cheap pre-check."""
 
     def __init__(self, text: str) -> None:
-        import regex  # only configs with Pattern topics need it (see model.regex_error)
-
         self.text = text
-        try:
-            self.compiled = regex.compile(text)
-        except (regex.error, RecursionError):  # reported elsewhere (SOWT-021)
-            self.compiled = None
+        self.compiled = compiled_regex(text)  # None: reported by SOWT-031
         self.prefix = _literal_prefix(text)
 
     def search(self, topic: str) -> bool:
@@ -295,3 +290,41 @@ def duplicate_topic(model: ConfigModel) -> Iterator[Issue]:
                 "merge the two definitions into one",
                 at_text=False,
             )
+
+
+@rule(
+    "SOWT-031", "sow-topic-pattern-regex", Severity.ERROR,
+    "A Topic's Pattern must be a valid PCRE.",
+    description="`Pattern` makes a SOW topic a regex topic: every topic name the regular expression matches "
+    "(an unanchored PCRE search) is stored under this definition. A pattern that does not compile matches "
+    "nothing. Patterns that PCRE refuses although the regex package would compile them slowly (counted "
+    "repeats that unroll to more than 65535 copies, a group that calls itself before matching a character) "
+    "are errors too.",
+    source="seed 001 (SOW/Topic Pattern)",
+    bad="""  <SOW>
+    <Topic>
+      <Name>all-orders</Name>
+      <Pattern>^orders/(.*</Pattern>
+      <MessageType>json</MessageType>
+      <Key>/id</Key>
+      <FileName>./sow/%n.sow</FileName>
+    </Topic>
+  </SOW>""",
+    good="""  <SOW>
+    <Topic>
+      <Name>all-orders</Name>
+      <Pattern>^orders/(.*)</Pattern>
+      <MessageType>json</MessageType>
+      <Key>/id</Key>
+      <FileName>./sow/%n.sow</FileName>
+    </Topic>
+  </SOW>""",
+)
+def pattern_regex(model: ConfigModel) -> Iterator[Issue]:
+    for topic in model.pattern_topics:
+        for el in topic.all("Pattern"):
+            pattern = (el.text or "").strip()
+            error = regex_error(pattern) if pattern and not unexpanded(pattern) else None
+            if error:
+                yield Issue(el, f"{topic.label()} Pattern '{pattern}' is not a valid regular expression: {error}",
+                            "fix the pattern (escape literal characters such as ( [ { with a backslash)")
