@@ -8,25 +8,10 @@ blown-up process.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
 import pytest
-
-from ampsctl.cli.app import main
-
-
-def ampsctl(*args: str) -> tuple[int, str, str]:
-    """``ampsctl ARGS...`` in this process: (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return code, out.getvalue(), err.getvalue()
+from inprocess import run_inprocess as ampsctl
 
 
 def check_json(expr: str) -> tuple[int, dict]:

@@ -11,14 +11,12 @@ JSON topic. The SOW files are built the way a user builds them (``journal import
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import pytest
+from inprocess import run_inprocess as ampsctl
 
-from ampsctl.cli.app import main
 from ampsctl.filter.evaluate import matches
 from ampsctl.filter.parser import parse
 from ampsctl.messages.json_record import JsonRecord
@@ -31,17 +29,6 @@ CONFIG = """<AMPSConfig><Name>limits</Name><SOW>
 """
 VALUES = [0, 1, 7, 47, "47", "abc", "", None, 2.5, -3, [5, 6], {"x": 1}, True, "1e3", 1500, 2999]
 DOCS = [{"id": i, "v": v, "w": VALUES[(i * 7) % len(VALUES)]} for i, v in enumerate(VALUES)]
-
-
-def ampsctl(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")
