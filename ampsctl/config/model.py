@@ -87,12 +87,6 @@ def compiled_regex(pattern: str) -> Any:  # with more patterns compiled them aga
     import regex
 
     return None if regex_error(pattern) is not None else regex.compile(pattern)
-    import regex
-
-    try:
-        return regex.compile(pattern)
-    except (regex.error, RecursionError):
-        return None
 
 
 @dataclass(frozen=True, slots=True)
