@@ -1,6 +1,6 @@
 """SOW topic specifications: what one ``SOW/Topic`` of the config asks the store to do.
 
-``TopicSpec`` is the shared contract of issue 6 (STORES_BRIEF.md). It is a plain value: the
+``TopicSpec`` is the shared contract of issue 6. It is a plain value: the
 store, the SOW file (which keeps a copy in its meta table, so ``ampsctl sow query FILE`` needs
 no config) and compaction all read it. ``topic_specs(model)`` builds the specs of a config in
 file order, which is also routing order (spec/config.md §2: a topic declared before a Pattern
@@ -24,8 +24,6 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
-
-import regex
 
 from ampsctl.errors import InputError, Location, UnitError
 from ampsctl.units import parse_interval
@@ -78,8 +76,13 @@ class TopicSpec:
             return False
         if not self.pattern:
             return topic == self.name
+        from ampsctl.config.model import compiled_regex  # checked (model.regex_error) and cached
+
+        compiled = compiled_regex(self.topic_regex)
+        if compiled is None:  # a file's stored spec, from before its config's Pattern was checked
+            return False
         try:
-            return regex.search(self.topic_regex, topic, timeout=0.5) is not None
+            return compiled.search(topic, timeout=0.5) is not None
         except TimeoutError:
             return False
 
@@ -156,6 +159,8 @@ def _spec(model: ConfigModel, entry: SowEntry) -> TopicSpec:
         raise InputError(f"SOW Topic '{entry.name}' has no MessageType", code="SOW_CONFIG", location=where,
                          hint="add <MessageType>json</MessageType> (or xml, fix, nvfix)")
     pattern_text = entry.text("Pattern")
+    if pattern_text:
+        _check_pattern(model, entry, pattern_text)
     durability = (entry.text("Durability") or "persistent").lower()
     if durability not in ("persistent", "transient"):
         raise InputError(f"SOW Topic '{entry.name}': Durability '{durability}' is neither persistent nor transient",
@@ -195,6 +200,20 @@ def _spec(model: ConfigModel, entry: SowEntry) -> TopicSpec:
         file_name=file_name,
         regex=pattern_text or None,
     )
+
+
+def _check_pattern(model: ConfigModel, entry: SowEntry, pattern: str) -> None:
+    """InputError for a Pattern that is not a valid PCRE, or one PCRE refuses although the regex
+    package would compile it slowly (SOWT-031): every publish would fail on it, or exhaust memory."""
+    from ampsctl.config.model import regex_error
+    from ampsctl.filter.regexes import shown_pattern
+
+    problem = regex_error(pattern)
+    if problem is not None:
+        raise InputError(f"SOW Topic '{entry.name}': Pattern {shown_pattern(pattern)} is not a valid regular expression: {problem}",
+                         code="SOW_CONFIG", location=model.config.locate_text(entry.first("Pattern")),
+                         hint="fix the pattern (escape literal characters such as ( [ { with a backslash); "
+                              "`ampsctl validate` reports it as SOWT-031")
 
 
 def _child_text(el: Any, name: str) -> str | None:

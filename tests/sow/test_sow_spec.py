@@ -80,6 +80,12 @@ def test_seed_sample_config() -> None:
     ("<Topic><Name>x</Name><MessageType>json</MessageType><Durability>forever</Durability></Topic>", "Durability"),
     ("<Topic><Name>x</Name><MessageType>json</MessageType><FileName>f</FileName><RecoveryPoint>later</RecoveryPoint></Topic>", "RecoveryPoint"),
     ("<Topic><Name>x</Name><MessageType>json</MessageType><FileName>f</FileName><History><Window>1d</Window></History></Topic>", "both Window"),
+    # A Pattern the store would compile on every publish: regex.error (an internal error), or
+    # gigabytes for counted repeats PCRE refuses (SOWT-031 says the same in validate).
+    ("<Topic><Name>x</Name><Pattern>^x/(.*</Pattern><MessageType>json</MessageType><FileName>f</FileName></Topic>",
+     "Pattern '\\^x/\\(\\.\\*' is not a valid regular expression"),
+    ("<Topic><Name>x</Name><Pattern>(?:(?:a{1000}){1000}){1000}</Pattern><MessageType>json</MessageType><FileName>f</FileName></Topic>",
+     "is not a valid regular expression: is too large"),
 ])
 def test_unusable_values_are_named(tmp_path: Path, fragment: str, message: str) -> None:
     with pytest.raises(InputError, match=message) as caught:
