@@ -5,7 +5,7 @@ record on every scan, and ``tuple.__new__`` is about twice as fast as a frozen d
 ``__init__`` (measured: 0.84M against 0.43M decoded records/s). It is still an immutable value
 with named fields; use ``record._replace(...)`` to derive a changed copy.
 
-The field order and meaning are the shared contract of issue 6 (STORES_BRIEF.md). Payload
+The field order and meaning are the shared contract of issue 6. Payload
 conventions per command:
 
 * PUBLISH / DELTA_PUBLISH: the message bytes as published;
