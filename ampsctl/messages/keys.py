@@ -1,6 +1,6 @@
 """SOW keys: AMPS-generated keys from `<Key>` fields, and publisher-supplied keys (spec/messages.md §3).
 
-Theory of operation (scheme version 1, documented in docs/formats.md "SOW keys"):
+Theory of operation (scheme version 2, ``KEY_SCHEME_VERSION``, documented in docs/formats.md "SOW keys"):
 
     key = decimal( CRC-64/ECMA-182( utf8(domain) + NUL + NUL.join(canon(v) for v in values) ) )
     canon(NULL) = b"\\x01N"            canon(v) = b"\\x02" + utf8(text form of v)
@@ -10,6 +10,9 @@ Theory of operation (scheme version 1, documented in docs/formats.md "SOW keys")
   domain (topic name unless KeyDomain is set) separates topics, and composite keys are ordered.
 * The text form is used because AMPS hash indexes compare values as text, so JSON ``1`` and
   ``"1"`` key the same record while ``1`` and ``1.0`` do not (K6/K7, [ASSUME] in the spec).
+  Fields of the text formats (XML, FIX, NVFIX) are keyed on their text as written, not typed
+  by inference (FIX ``11=007`` and ``11=7`` are two records); scheme 1 typed them, and
+  sow/checkpoint.py keys a scheme-1 file's records again when it loads them.
 * The per-value prefix byte keeps ``("ab", "c")`` and ``("a", "bc")`` apart (K4). It is only
   unambiguous while no text contains NUL, so a domain or key value with NUL is rejected rather
   than allowed to collide with a different tuple.
