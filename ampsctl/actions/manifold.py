@@ -148,7 +148,9 @@ def _option(config: Config, options: Section | None, name: str) -> str | None:
 
 
 def _content(config: Config, el: etree._Element) -> str:
-    """An option's value (``text_content``); an element inside it is refused, as its markup would be lost."""
+    """An option's value, CDATA included; an element inside it is refused, as its markup would
+    be lost. The text around a comment inside the value is whole: ``ConfigModel`` joined it
+    (``model.join_values``)."""
     for node in el:
         if isinstance(node.tag, str):
             raise InputError(
@@ -157,10 +159,4 @@ def _content(config: Config, el: etree._Element) -> str:
                 location=config.locate(node),
                 hint="write markup in a value as &lt;...&gt; or inside <![CDATA[...]]>",
             )
-    return text_content(el)
-
-
-def text_content(el: etree._Element) -> str:
-    """All the text directly in ``el``, CDATA included. A comment inside a value is not part of
-    it (XML), so the text after the comment counts too; ``el.text`` alone would stop there."""
-    return (el.text or "") + "".join(node.tail or "" for node in el)
+    return el.text or ""

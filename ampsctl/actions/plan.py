@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ampsctl.actions.manifold import MANIFOLD, ManifoldAction, manifold_actions, text_content
+from ampsctl.actions.manifold import MANIFOLD, ManifoldAction, manifold_actions
 from ampsctl.config.model import Action, ConfigModel, Section
 from ampsctl.errors import AmpsctlError, Location
 
@@ -134,8 +134,9 @@ def _unsupported(action: Action) -> str | None:
 
 
 def _text(options: Section | None, name: str) -> str | None:
-    found = options.first(name) if options is not None else None
-    value = text_content(found).strip() if found is not None else None  # as actions.manifold reads it
+    """The stripped value of option ``name`` (text around a comment joined by ``ConfigModel``, as
+    actions.manifold reads it); None when absent or blank."""
+    value = options.text(name) if options is not None else None
     return value or None
 
 
