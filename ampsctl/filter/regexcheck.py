@@ -11,6 +11,9 @@ Two valid patterns exhaust memory in the package rather than failing cleanly:
   about 1 GB a second until the timeout, or a MemoryError. It can never match, and PCRE 8
   refuses it when compiling ("recursive call could loop indefinitely"), so it is refused here.
 
+Syntax PCRE refuses or reads otherwise (fuzzy constraints, ``(?r)``, ``\\m``...) is refused
+first, by ``regexdialect`` from what the parser read where.
+
 Both are measured on the tree of the package's own parser (``regex._regex_core``), so verbose
 mode, comments and inline flags read exactly as the package reads them. If that parser refuses
 the pattern, ``problem`` says nothing and compiling reports the package's own error.
@@ -22,6 +25,8 @@ from typing import Any
 
 try:
     from regex import _regex_core as _core
+
+    from ampsctl.filter import regexdialect
 except ImportError:  # pragma: no cover - a regex without it: patterns go unchecked
     _core = None
 
@@ -37,7 +42,10 @@ def problem(pattern: str, flags: int) -> tuple[str, int | None, str] | None:
     parsed = _parse(pattern, flags)
     if parsed is None:
         return None
-    tree, _ = parsed
+    tree, reading = parsed
+    found = regexdialect.foreign(pattern, reading, flags)
+    if found is not None:
+        return found
     try:
         tree.fix_groups(pattern, False, False)  # resolves calls to group numbers; bad references
     except _core.error:  # are the package's to report, when compiling
@@ -57,7 +65,7 @@ def _parse(pattern: str, flags: int) -> tuple[Any, Any] | None:
     if _core is None:
         return None
     for _ in range(8):  # a global inline flag such as (?x) makes the package parse again
-        source = _core.Source(pattern)
+        source = regexdialect.Reading(pattern)
         try:
             info = _core.Info(flags, source.char_type, {})
         except ValueError:  # flags at odds with ours, e.g. (?V1): compiling reports it
@@ -65,7 +73,7 @@ def _parse(pattern: str, flags: int) -> tuple[Any, Any] | None:
         info.guess_encoding = _core.UNICODE
         source.ignore_space = bool(info.flags & _core.VERBOSE)
         try:
-            return _core._parse_pattern(source, info), info
+            return _core._parse_pattern(source, info), source
         except _core._UnscopedFlagSet:
             flags = info.global_flags
         except _core.error:
