@@ -1,4 +1,5 @@
-"""Lines of the JSONL inputs: journal import, affinity event files, filter test data."""
+"""Lines of the JSONL inputs: journal import, affinity event files, filter test data,
+client publish --file; ``UTF8_BOM`` is also what ``ampsctl delta`` skips."""
 
 from __future__ import annotations
 

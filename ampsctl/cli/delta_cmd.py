@@ -37,6 +37,7 @@ import typer
 
 from ampsctl.errors import AmpsctlError, ExitCode, InputError, Location, UsageError
 from ampsctl.gcpause import paused_gc
+from ampsctl.lines import UTF8_BOM
 
 app = typer.Typer(help="Merge delta publishes, compute delta-subscribe updates, conflate deltas.", no_args_is_help=True)
 
@@ -230,16 +231,13 @@ def _open_streams(paths: list[str], type_: str | None) -> tuple[Any, list[_Sourc
         raise
 
 
-_BOM = b"\xef\xbb\xbf"
-
-
 def _without_bom(codec: Any, data: bytes) -> bytes:
     """``data`` without a UTF-8 byte order mark at its start (editors on Windows write one).
 
     Detection already looks past it; left in, JSON refuses it and FIX reads it as part of the
     first tag. XML keeps it: the XML parser reads it itself, with the encoding declaration.
     """
-    return data[len(_BOM) :] if data.startswith(_BOM) and codec.name != "xml" else data
+    return data.removeprefix(UTF8_BOM) if codec.name != "xml" else data
 
 
 def _head(stream: BinaryIO) -> list[bytes]:
