@@ -6,6 +6,7 @@ import functools
 import tomllib
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import orjson
 import pytest
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from ampsctl.errors import InputError
 from ampsctl.filter.ast import Field, Step
 from ampsctl.messages.json_record import JsonRecord
+from ampsctl.messages import json_codec
 from ampsctl.messages.codec import Codec
 from ampsctl.messages.json_codec import JSON, same
 from ampsctl.messages.paths import join_path, split_path
@@ -239,3 +241,58 @@ def test_diff_sends_nested_key_fields_outside_the_select_list(old, new, keys, se
     assert JSON.diff(old, new, keys, select=select) == expected
     assert JSON.diff(old, new, keys, select=select, send_keys=False) == {"c": 2}
     assert JSON.diff(old, {**new, "c": 1}, keys, select=select, no_empties=True) is None
+
+
+# --- the loops behind deep documents -------------------------------------------------------
+# merge and diff recurse, and fall back to a loop of their own when the recursion runs out
+# (documents nested hundreds of levels deep). The two are separate code: they must agree.
+
+paths = st.lists(names, min_size=1, max_size=3).map(lambda steps: "/" + "/".join(steps))
+
+
+def _outcome(call: Any) -> Any:
+    try:
+        return ("ok", call())
+    except InputError as exc:
+        return ("error", exc.message)
+
+
+def _through_the_loops(call: Any) -> Any:
+    """``call``'s outcome with the recursive merge and diff failing, as on a very deep document."""
+    def too_deep(*args: Any, **kwargs: Any) -> Any:
+        raise RecursionError
+
+    with mock.patch.object(json_codec, "_merge", too_deep), mock.patch.object(json_codec._Diff, "object", too_deep):
+        return _outcome(call)
+
+
+@given(objects, objects)
+def test_merge_in_a_loop_equals_the_recursive_merge(base: dict[str, Any], delta: dict[str, Any]) -> None:
+    expected = _outcome(lambda: JSON.merge(base, delta))
+    got = _through_the_loops(lambda: JSON.merge(base, delta))
+    assert got[0] == expected[0] and (got[0] == "error" or canonical(got[1]) == canonical(expected[1]))
+    assert got[0] == "error" or list(got[1]) == list(expected[1])  # field order too
+
+
+@given(st.one_of(st.none(), objects), objects, st.lists(paths, max_size=2), st.one_of(st.none(), st.lists(paths, min_size=1, max_size=3)),
+       st.booleans(), st.booleans())
+def test_diff_in_a_loop_equals_the_recursive_diff(old: dict[str, Any] | None, new: dict[str, Any], keys: list[str],
+                                                  select: list[str] | None, send_keys: bool, no_empties: bool) -> None:
+    def diff() -> Any:
+        return JSON.diff(old, new, keys, no_empties=no_empties, send_keys=send_keys, select=select)
+
+    expected, got = _outcome(diff), _through_the_loops(diff)
+    assert got[0] == expected[0]
+    if got[0] == "ok" and got[1] is not None:
+        assert canonical(got[1]) == canonical(expected[1]) and orjson.dumps(got[1]) == orjson.dumps(expected[1])
+    else:
+        assert got == expected
+
+
+@pytest.mark.parametrize("case", VECTORS["diff"], ids=lambda case: case["name"])
+def test_diff_vector_in_a_loop(case: dict[str, Any]) -> None:
+    def diff() -> Any:
+        return JSON.diff(doc(case.get("old")), doc(case["new"]), case["keys"], no_empties=case.get("no_empties", False),
+                         send_keys=case.get("send_keys", True), select=case.get("select"))
+
+    assert _through_the_loops(diff) == _outcome(diff)
