@@ -72,13 +72,15 @@ def check_command(
     """
     from ampsctl.filter.compiler import compile_filter
     from ampsctl.filter.errors import FilterError
+    from ampsctl.filter.parser import with_position
     from ampsctl.filter.printer import to_text
 
     try:
         tree = _parse(expr)
         compile_filter(tree)
         canonical = to_text(tree)
-    except FilterError as exc:
+    except FilterError as error:
+        exc = with_position(error, expr)  # the compiler's errors come without a column
         _write(_dumps(_error_object(exc)) if format is Format.json else _error_text(exc))
         raise typer.Exit(ExitCode.INVALID_INPUT) from None
     _write(_dumps({"valid": True, "canonical": canonical}) if format is Format.json else canonical)
@@ -104,11 +106,13 @@ def test_command(
     """
     from ampsctl.filter.compiler import compile_filter
     from ampsctl.filter.errors import FilterError
+    from ampsctl.filter.parser import with_position
 
     try:
         tree = _parse(expr)
         predicate = compile_filter(tree)
-    except FilterError as exc:
+    except FilterError as error:
+        exc = with_position(error, expr)
         as_json = format is Format.json  # JSON goes to stdout like check's; text is a diagnostic
         _write(_dumps(_error_object(exc)) if as_json else _error_text(exc, prefix="ampsctl: error: "), err=not as_json)
         raise typer.Exit(ExitCode.INVALID_INPUT) from None

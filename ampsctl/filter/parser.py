@@ -23,8 +23,8 @@ import difflib
 from ampsctl.filter.ast import (
     Arithmetic, Between, Call, Comparison, Expr, In, IsNull, Like, Literal, StringMatch,
 )
-from ampsctl.filter.catalog import FUNCTIONS, FunctionSpec
-from ampsctl.filter.errors import FilterSyntaxError
+from ampsctl.filter.catalog import AGGREGATES, FUNCTIONS, FunctionSpec
+from ampsctl.filter.errors import FilterError, FilterSyntaxError
 from ampsctl.filter.regexes import check_replacement, compile_pattern
 from ampsctl.filter.grammar import (
     ARITHMETIC_OPERATORS, COMPARISON_OPERATORS, FOREIGN_HINTS, LITERAL_KEYWORDS, LOGICAL_OPERATORS,
@@ -42,6 +42,23 @@ def parse(text: str | bytes) -> Expr:
     """The AST of ``text`` (bytes must be UTF-8); raises FilterSyntaxError."""
     source = _source(text)
     return _Parser(source, tokenize(source)).parse()
+
+
+def with_position(error: FilterError, text: str) -> FilterError:
+    """``error`` pointing into ``text`` when it came without a position: the compiler finds an
+    aggregate call in the AST, which keeps no offsets, so the call it names (its hint starts
+    with "SUM()") is looked up again among the tokens of ``text``."""
+    if error.position is not None or error.code != "FILTER_AGGREGATE":
+        return error
+    try:
+        tokens = tokenize(text)
+    except FilterSyntaxError:
+        return error
+    named = (error.hint or "").partition("(")[0]
+    for token, after in zip(tokens, tokens[1:]):
+        if token.kind is Kind.NAME and token.key in AGGREGATES and after.key == "(" and (not named or token.key == named):
+            return FilterError(error.message, expression=text, position=token.pos, hint=error.hint, code=error.code)
+    return error
 
 
 def _source(raw: str | bytes) -> str:

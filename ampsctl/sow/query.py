@@ -90,7 +90,8 @@ class Row:
 def plan(query: Query, indexer: Indexer) -> Plan:
     """Parse and compile what the query needs; InputError/UsageError on a bad filter or option."""
     from ampsctl.filter.compiler import compile_filter
-    from ampsctl.filter.parser import parse
+    from ampsctl.filter.errors import FilterError
+    from ampsctl.filter.parser import parse, with_position
 
     if query.top_n is not None and query.top_n < 0:
         raise UsageError(f"top_n must be 0 or more, not {query.top_n}", hint="--top-n 10")
@@ -98,7 +99,10 @@ def plan(query: Query, indexer: Indexer) -> Plan:
         for path in query.select:
             split_path(path)  # InputError naming the bad path
     expr = parse(query.filter) if query.filter is not None and query.filter.strip() else None
-    predicate = compile_filter(expr) if expr is not None else None
+    try:
+        predicate = compile_filter(expr) if expr is not None else None
+    except FilterError as error:  # the compiler's errors come without a column
+        raise with_position(error, query.filter or "") from None
     lookup = _hash_lookup(expr, indexer) if expr is not None and query.as_of is None else None
     return Plan(query, expr, predicate, lookup, parse_order_by(query.order_by) if query.order_by else ())
 

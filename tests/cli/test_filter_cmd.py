@@ -70,6 +70,7 @@ CASES = [
     Case("check-error-invalid-utf8", ("check", b"/name = 'caf\xe9'")),
     Case("check-error-regex", ("check", "/symbol LIKE '(MS'")),
     Case("check-error-aggregate", ("check", "SUM(/qty) > 1")),
+    Case("check-error-aggregate-column", ("check", "/b = 1 AND COUNT(/a) > 1")),  # the caret at COUNT, not at no column
     Case("check-error-json", ("check", "--format", "json", "/a = = 1")),
     # ---- test: verdicts
     Case("test-inline-true", ("test", "/symbol = 'MSFT' AND /qty > 100", "--data", M)),

@@ -126,6 +126,7 @@ CASES = [
     Case("query-as-of-after-delete", ("query", CATALOG, "--as-of", "2026-01-01T10:30:00Z")),
     Case("query-error-as-of-no-history", ("query", ORDERS, "--as-of", "2026-01-01T10:30:00Z")),
     Case("query-error-bad-filter", ("query", ORDERS, "--filter", "/qty >> 5")),
+    Case("query-error-aggregate", ("query", ORDERS, "--filter", "/qty > 1 AND COUNT(/id) > 1")),  # with its column
     Case("query-error-bad-order-by", ("query", ORDERS, "--order-by", "/qty SIDEWAYS")),
     Case("query-error-order-by-no-slash", ("query", ORDERS, "--order-by", "qty")),  # not "<filter>:1:1"
     Case("query-error-bad-select", ("query", ORDERS, "--select", "qty")),
