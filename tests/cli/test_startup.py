@@ -8,39 +8,17 @@ This checks what is imported, not how long it takes (bench/lint.py measures time
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 
 import pytest
+from probe import run_probe
 
 FORBIDDEN = ("lxml", "xmlschema", "pyspark", "ampsctl.broker", "ampsctl.config.lint")
-MARKER = "--ampsctl-loaded-modules--"
-
-PROBE = f"""
-import json, sys
-from ampsctl.cli.app import main
-try:
-    main(json.loads(sys.argv[1]))
-    code = 0
-except SystemExit as exc:
-    code = exc.code
-print()
-print({MARKER!r})
-print(json.dumps({{"exit": code, "modules": sorted(sys.modules)}}))
-"""
 
 
 def _run(argv: list[str]) -> tuple[object, list[str], str]:
-    env = {**os.environ, "COLUMNS": "80"}
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(argv)], capture_output=True, text=True, env=env, timeout=120
-    )
-    assert MARKER in done.stdout, f"probe failed:\n{done.stdout}\n{done.stderr}"
-    output, _, data = done.stdout.rpartition(MARKER)
-    result = json.loads(data)
-    return result["exit"], result["modules"], output
+    probed = run_probe(argv, env={**os.environ, "COLUMNS": "80"})
+    return probed.exit, probed.modules, probed.stdout
 
 
 def _heavy(modules: list[str]) -> list[str]:

@@ -10,26 +10,14 @@ and no session could have been created. No JVM is needed to run this file.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from probe import run_probe
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "compact"
-MARKER = "--ampsctl-probe--"
-PROBE = f"""
-import json, sys
-from ampsctl.cli.app import main
-try:
-    main(json.loads(sys.argv[1]))
-    code = 0
-except SystemExit as exc:
-    code = exc.code
-print({MARKER!r})
-print(json.dumps({{"exit": code, "spark": sorted(m for m in sys.modules if m.split(".")[0] in ("pyspark", "py4j"))}}))
-"""
 
 
 @pytest.fixture(scope="module")
@@ -46,12 +34,10 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base
 
 
-def _probe(base: Path, *args: str) -> tuple[int, list[str], str]:
-    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(list(args))], cwd=base,
-                          capture_output=True, text=True, timeout=120)
-    assert MARKER in done.stdout, f"probe failed:\n{done.stdout}\n{done.stderr}"
-    found = json.loads(done.stdout.split(MARKER, 1)[1])
-    return found["exit"], found["spark"], done.stderr
+def _probe(base: Path, *args: str) -> tuple[object, list[str], str]:
+    """(exit code, the pyspark and py4j modules imported, stderr) of ``ampsctl ARGS`` in ``base``."""
+    probed = run_probe(args, cwd=base)
+    return probed.exit, [m for m in probed.modules if m.split(".")[0] in ("pyspark", "py4j")], probed.stderr
 
 
 SOW = "sow/orders.json.sow"
