@@ -201,8 +201,8 @@ def unused(model: ConfigModel) -> Iterator[Issue]:
                         "reference it (e.g. from an Authentication, Entitlement or MessageType block) or remove it")
 
 
-# Token-level expression check until the filter parser lands: string literals are blanked
-# first, so a function name inside quotes does not count.
+# Where VALUE_LOOKUP is called is read from the tokens (whether a filter parses is GEN-013's):
+# string literals are blanked first, so a function name inside quotes does not count.
 _VALUE_LOOKUP = re.compile(r"(?<![\w/@.])VALUE_LOOKUP\s*\(", re.IGNORECASE)
 
 
@@ -223,8 +223,8 @@ def _expression_fields(entry: Section, *blocks: str) -> Iterator[etree._Element]
     description="VALUE_LOOKUP reads the current contents of another SOW topic, so its result depends on "
     "when it runs. AMPS does not support it in view expressions, nor in a transient topic that would be "
     "rebuilt from the transaction log (RecoveryPoint other than `now`), where replaying the log would give "
-    "different values. Checked at token level (the name followed by `(`, outside string literals) until "
-    "the filter parser lands. A View `Filter` is reported by VW-009 instead.",
+    "different values. Checked at token level (the name followed by `(`, outside string literals). "
+    "A View `Filter` is reported by VW-009 instead.",
     source="spec/config.md §4.5 [DIG]",
     bad="""  <SOW>
     <Topic>

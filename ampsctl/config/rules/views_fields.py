@@ -1,6 +1,7 @@
 """SOW/View Projection and Grouping fields (spec/config.md §2.3, seed 001).
 
-Expressions are checked at token level until the filter parser lands (``expr_tokens``):
+Projection and Grouping expressions are read at token level (``expr_tokens``; the filter
+parser checks filters only, GEN-013):
 identifiers are ``/path``, ``[/odd name]`` or qualified ``[type].[topic]./path``, found outside
 string literals; a field constructor is ``expr AS /alias``. VW-007 asks for qualified
 references to a topic name that exists with several message types, VW-010 points at
