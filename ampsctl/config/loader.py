@@ -115,6 +115,10 @@ class LoadedConfig:
         mark, source = self._mark(node)
         if mark is None or mark.kind is not MarkKind.ELEMENT:
             return self.locate(node)
+        if len(node) and next(node.iterchildren(tag=etree.Element), None) is None:
+            # A comment or PI inside a value: ``text`` is the joined value (model.join_values),
+            # so its leading blanks are not those of the file; read the file past them instead.
+            return source.text.location(_past_blanks_and_comments(source.text.expanded, mark.content_start))
         text = node.text or ""
         return source.text.location(mark.content_start + len(text) - len(text.lstrip()))
 
@@ -343,6 +347,21 @@ def _syntax_error(exc: etree.XMLSyntaxError) -> tuple[int, int, str]:
             return line, col, "syntax error"
         line, col, message = said.line or line, said.column or col, said.message.strip().rstrip(".")
     return line, col, message
+
+
+def _past_blanks_and_comments(text: str, offset: int) -> int:
+    """The offset of the first character from ``offset`` on that is not blank or inside a
+    comment or processing instruction (an unclosed one ends the text)."""
+    while True:
+        while offset < len(text) and text[offset] in " \t\r\n":
+            offset += 1
+        close = "-->" if text.startswith("<!--", offset) else "?>" if text.startswith("<?", offset) else None
+        if close is None:
+            return offset
+        end = text.find(close, offset + 2)
+        if end < 0:
+            return len(text)
+        offset = end + len(close)
 
 
 def _external_dtd(text: str) -> int | None:
