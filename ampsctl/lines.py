@@ -1,10 +1,15 @@
-"""Lines of the JSONL inputs: journal import, affinity event files, filter test data,
-client publish --file; ``UTF8_BOM`` is also what ``ampsctl delta`` skips."""
+"""Inputs: the lines of the JSONL inputs (journal import, affinity event files, filter test
+data, client publish --file; ``UTF8_BOM`` is also what ``ampsctl delta`` skips) and standard
+input."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from itertools import chain
+from typing import BinaryIO
+
+from ampsctl.errors import InputError
 
 UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -17,3 +22,11 @@ def without_bom(lines: Iterable[bytes]) -> Iterator[bytes]:
     for first in lines:
         return chain((first.removeprefix(UTF8_BOM),), lines)
     return iter(())
+
+
+def stdin_bytes() -> BinaryIO:
+    """Standard input as bytes; InputError when the process has none (started with it closed,
+    ``<&-``), where Python leaves ``sys.stdin`` None."""
+    if sys.stdin is None:
+        raise InputError("standard input is closed", code="IO", hint="pipe the input in, or give a file name instead of -")
+    return sys.stdin.buffer

@@ -19,6 +19,7 @@ import typer
 
 from ampsctl.cli.output import terminal_text
 from ampsctl.errors import InputError, Location, UsageError
+from ampsctl.lines import stdin_bytes
 
 app = typer.Typer(help="Simulate amps-action-on-manifold-affinity (faucet) assignments.", no_args_is_help=True)
 
@@ -149,7 +150,7 @@ def _simulate(engine, events, source, do_steps, context, counts: Counter[str]) -
 
 def _lines(path: str) -> Iterator[bytes]:
     if path == "-":
-        yield from sys.stdin.buffer
+        yield from stdin_bytes()
         return
     try:
         stream: BinaryIO = open(path, "rb")  # noqa: SIM115 (closed below, after the generator ends)

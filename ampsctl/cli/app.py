@@ -91,7 +91,11 @@ def _reader_left() -> NoReturn:
 
 
 def _error(exc: AmpsctlError) -> None:
+    from ampsctl.cli.output import terminal_text
+
+    # A message quotes what the user gave (a path, a topic, a config value): escaped, so an
+    # ESC in it cannot drive the terminal (docs/decisions.md, one rule for terminal text).
     where = f"{exc.location}: " if exc.location else ""
-    print(f"ampsctl: error: {where}{exc.message}", file=sys.stderr)
+    print(terminal_text(f"ampsctl: error: {where}{exc.message}", lines=True, soh=None), file=sys.stderr)
     if exc.hint:
-        print(f"  hint: {exc.hint}", file=sys.stderr)
+        print(terminal_text(f"  hint: {exc.hint}", lines=True, soh=None), file=sys.stderr)

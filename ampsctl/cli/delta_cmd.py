@@ -37,7 +37,7 @@ import typer
 
 from ampsctl.errors import AmpsctlError, ExitCode, InputError, Location, UsageError
 from ampsctl.gcpause import paused_gc
-from ampsctl.lines import UTF8_BOM
+from ampsctl.lines import UTF8_BOM, stdin_bytes
 
 app = typer.Typer(help="Merge delta publishes, compute delta-subscribe updates, conflate deltas.", no_args_is_help=True)
 
@@ -218,7 +218,7 @@ def _open_streams(paths: list[str], type_: str | None) -> tuple[Any, list[_Sourc
     try:
         sources = []
         for path in paths:
-            stream = sys.stdin.buffer if path == "-" else opened.enter_context(_open(path))
+            stream = stdin_bytes() if path == "-" else opened.enter_context(_open(path))
             sources.append(_Source(path, _head(stream), stream))
         firsts = [next((line for line in b"".join(source.head).splitlines() if line.strip()), b"") for source in sources]
         codec = _codec_for(paths, firsts, type_)
@@ -302,7 +302,7 @@ def _exact(codec: Any) -> Any:
 
 def _read(path: str) -> bytes:
     if path == "-":
-        return sys.stdin.buffer.read()
+        return stdin_bytes().read()
     with _open(path) as stream:
         return stream.read()
 

@@ -33,6 +33,7 @@ from ampsctl.cli.client_cmd import seconds_not_nan as _seconds_not_nan
 from ampsctl.cli.output import json_array, json_text, terminal_text, write_lines
 
 from ampsctl.errors import AmpsctlError, ExitCode, InputError, UsageError
+from ampsctl.lines import stdin_bytes
 
 if TYPE_CHECKING:
     from ampsctl.journal.reader import JournalReader
@@ -465,7 +466,7 @@ def _remove_journal(out: Path, created: bool) -> None:
 @contextmanager
 def _input(source: str) -> Iterator[BinaryIO]:
     if source == "-":
-        yield sys.stdin.buffer
+        yield stdin_bytes()
         return
     try:
         stream = open(source, "rb")

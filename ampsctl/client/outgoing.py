@@ -8,13 +8,12 @@ lines are skipped. The bytes are sent as they were written, not re-encoded.
 
 from __future__ import annotations
 
-import sys
 from typing import BinaryIO
 
 import orjson
 
 from ampsctl.errors import InputError, Location, UsageError
-from ampsctl.lines import without_bom
+from ampsctl.lines import stdin_bytes, without_bom
 
 HINT = 'give one JSON object per line, e.g. {"id":1,"qty":5}'
 
@@ -30,15 +29,15 @@ def read_messages(*, data: str | None, file: str | None, stdin: BinaryIO | None 
         return [body]
     assert file is not None
     name = "<stdin>" if file == "-" else file
-    if file == "-":
-        text = (stdin or sys.stdin.buffer).read()
-    else:
-        try:
+    try:
+        if file == "-":
+            text = (stdin or stdin_bytes()).read()
+        else:
             with open(file, "rb") as stream:
                 text = stream.read()
-        except OSError as exc:
-            raise InputError(f"cannot read '{file}': {exc.strerror}", code="IO",
-                             hint="give an existing JSON Lines file, or - for stdin") from None
+    except OSError as exc:  # also standard input: a closed descriptor, a directory, EIO
+        raise InputError(f"cannot read '{name}': {exc.strerror}", code="IO",
+                         hint="give an existing JSON Lines file, or - for stdin") from None
     messages = []
     for number, line in enumerate(without_bom(text.splitlines()), 1):
         body = line.strip()

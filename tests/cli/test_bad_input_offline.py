@@ -79,3 +79,32 @@ def test_a_byte_order_mark_before_json_lines_is_skipped(tmp_path: Path) -> None:
     assert simulated.code == 0 and '"AMPS_AFFINITY_ACTION":"assign"' in simulated.stdout, simulated.stderr
     tested = run_ampsctl("filter", "test", "/id = 1", "--data", "@messages.jsonl", cwd=tmp_path)
     assert (tested.code, tested.stdout) == (0, "1: true\n"), tested.stderr
+
+
+def test_an_error_quoting_user_input_escapes_what_would_drive_the_terminal(tmp_path: Path) -> None:
+    # Error messages quote paths, topics and config values as given: a raw ESC (or a bidi
+    # override) in one reached the terminal from stderr.
+    result = run_ampsctl("journal", "dump", "x\x1b[31m\u202e", cwd=tmp_path)
+    assert result.code == 3
+    assert "\x1b" not in result.stderr and "\u202e" not in result.stderr
+    assert "journal 'x\\x1b[31m\\u202e' does not exist" in result.stderr
+    assert "\n  hint: " in result.stderr  # the message's own line breaks stay
+
+
+@pytest.mark.parametrize("args", [
+    ("journal", "import", "-", "--out", "journal"),
+    ("affinity", "simulate", "--control-topic", "c", "--subscription-topic", "^/t/", "--events", "-"),
+    ("delta", "merge", "-", "delta.json"),
+    ("client", "publish", "tcp://127.0.0.1:9/amps/json", "-t", "orders", "--file", "-"),
+])
+def test_a_closed_standard_input_is_an_input_error(tmp_path: Path, args: tuple[str, ...]) -> None:
+    # Started with standard input closed (<&-), Python leaves sys.stdin None: reading "-" was
+    # an internal error ('NoneType' object has no attribute 'buffer'), exit 5.
+    import os
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "ampsctl", *args], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60, stdin=None, preexec_fn=lambda: os.close(0))
+    assert result.returncode == 3, result.stderr
+    assert "standard input is closed" in result.stderr and "internal error" not in result.stderr

@@ -326,5 +326,7 @@ def pattern_regex(model: ConfigModel) -> Iterator[Issue]:
             pattern = (el.text or "").strip()
             error = regex_error(pattern) if pattern and not unexpanded(pattern) else None
             if error:
-                yield Issue(el, f"{topic.label()} Pattern '{pattern}' is not a valid regular expression: {error}",
+                from ampsctl.filter.regexes import shown_pattern  # only for a bad pattern: it imports regex
+
+                yield Issue(el, f"{topic.label()} Pattern {shown_pattern(pattern)} is not a valid regular expression: {error}",
                             "fix the pattern (escape literal characters such as ( [ { with a backslash)")
