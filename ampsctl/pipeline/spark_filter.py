@@ -29,7 +29,8 @@ Theory of operation.
   integer (or integral numeric string) of 2^53 or more, where a double is no longer exact; a
   float used as text (Python ``repr`` is not Spark's cast); an integral JSON decimal (``1.0``
   parses to ``DECIMAL(1,0)``, losing float-ness) in arithmetic or text; an integer result of
-  2^53 or more; a message ``try_parse_json`` rejects (orjson decides what the error is).
+  2^53 or more; a CONCAT result beyond ``MAX_TEXT`` characters (an evaluation error in
+  ampsctl); a message ``try_parse_json`` rejects (orjson decides what the error is).
 * The compiler is side-effect free and the columns it returns are deterministic.
 """
 
@@ -46,6 +47,7 @@ from pyspark.sql import functions as F
 
 from ampsctl.errors import InputError
 from ampsctl.filter import ast
+from ampsctl.filter.regexes import MAX_TEXT
 from ampsctl.filter.values import parse_number
 from ampsctl.pipeline.spark_regex import UnsupportedRegex, to_java
 
@@ -190,7 +192,9 @@ class _Compiler:
         if op in ("+", "-", "*"):
             number = x + y if op == "+" else x - y if op == "-" else x * y
         else:
-            whole_x, whole_y = x.cast("bigint"), y.cast("bigint")
+            # try_cast: an integral numeric string beyond 2^63 ('1' and 40 zeros) is guarded (the
+            # evaluator decides), but a plain cast would fail the whole query under ANSI mode
+            whole_x, whole_y = x.try_cast("bigint"), y.try_cast("bigint")
             if op == "/":
                 integral = F.call_function("div", whole_x, whole_y).cast("double")
                 number = F.when(y == 0, None).when(both, integral).otherwise(F.try_divide(x, y))
@@ -312,7 +316,12 @@ class _Compiler:
             return _Val(_make(kind, F.abs(a["n"]), F.when(a["i"], _int_text(F.abs(a["n"]))), a["i"]))
         texts = [self.text(arg) for arg in args]
         if name == "CONCAT":
-            return self.text_value(F.concat_ws("", *texts))
+            # functions.concat refuses a result beyond MAX_TEXT characters (an evaluation error):
+            # such a row goes to the evaluator, and Spark does not build the text
+            size = self.bind(reduce(lambda a, b: a + b, (F.coalesce(F.char_length(text).cast("bigint"), F.lit(0))
+                                                         for text in texts)))
+            self.guard(size > MAX_TEXT)
+            return self.text_value(F.when(size <= MAX_TEXT, F.concat_ws("", *texts)))
         if name == "UPPER":
             return self.text_value(F.translate(texts[0], _LOWER, _UPPER))
         if name == "LOWER":
@@ -421,7 +430,7 @@ def _int_element(number: Column) -> Column:
 
 
 def _int_text(number: Column) -> Column:
-    return number.cast("bigint").cast("string")
+    return number.try_cast("bigint").cast("string")  # beyond 2^63: NULL on a guarded row, not an error
 
 
 def _big_int(element: Column) -> Column:

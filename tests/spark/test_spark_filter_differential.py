@@ -26,7 +26,8 @@ from ampsctl.messages.json_record import JsonRecord
 from ampsctl.pipeline.spark_regex import UnsupportedRegex, to_java
 
 VALUES = [1, 0, -2, 5, 7, 2.5, 1.0, -0.5, 1e21, 2**60, "5", "007", "2.50", "abc", "ABC", "aBc", "", None, True, False,
-          [1, "a"], [], [[1], 2], {"x": 1}, [{"x": 3}, {"y": 4}], "a\r", "éA", " 5", "1e2", [5, 5.5, "5"]]
+          [1, "a"], [], [[1], 2], {"x": 1}, [{"x": 3}, {"y": 4}], "a\r", "éA", " 5", "1e2", [5, 5.5, "5"],
+          "0" * 45 + "7", "-" + "0" * 45 + "7", "1" + "0" * 40]  # zero padding keeps an integer; 41 digits: beyond int64
 FIELDS = ["/a", "/b", "/c", "/arr", "/n/x", "/absent", "/arr[1]"]
 LITERALS = ["0", "1", "5", "-3", "2.5", "'abc'", "'5'", "'007'", "''", "'A'", "TRUE", "NULL", "1e21"]
 PATTERNS = ["'a'", "'^A'", "'c$'", "'(?i)ab'", "'[0-9]+'", "'(.)\\1'", "'b.c'", "'^$'", "'\\d{2,}'"]
