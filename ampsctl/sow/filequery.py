@@ -21,12 +21,13 @@ from operator import itemgetter
 from typing import Any
 
 from ampsctl.errors import InputError
+from ampsctl.filter.errors import FilterError
 from ampsctl.sow.history import Saved, as_of_order
 from ampsctl.sow.indexing import ANY
 from ampsctl.sow.jsonfilter import JsonPrefilter, json_prefilter
 from ampsctl.sow.jsonscan import prefiltered_rows
 from ampsctl.sow.payloads import Payloads
-from ampsctl.sow.query import Plan, Query, Row, execute, plan, topic_test
+from ampsctl.sow.query import Plan, Query, Row, execute, naming_record, plan, topic_test
 from ampsctl.sow.record import SowRecord
 from ampsctl.sow.sowfile import RECORD_COLUMNS, SowFile, StoredRecord
 from ampsctl.sow.sqlfilter import prefilter
@@ -35,7 +36,7 @@ from ampsctl.sow.sqlfilter import prefilter
 @dataclass(frozen=True, slots=True)
 class FileQueryResult:
     rows: list[Row]
-    strategy: str  # "sow keys", "hash index /region", "memo pre-filter", "scan", "history"
+    strategy: str  # "sow keys", "hash index /region", "memo pre-filter", "JSON pre-filter", "scan", "history"
     payloads: Payloads
 
 
@@ -46,6 +47,13 @@ def query_file(sow: SowFile, query: Query, *, progress: Callable[[int], None] | 
     payloads = Payloads(meta.spec.message_type)
     chosen = plan(query, indexer)
     where, params, strategy = _where(chosen, meta.hash_paths, meta.memo_paths)
+    json = None
+    if not where and chosen.predicate is not None and chosen.expr is not None and payloads.message_type == "json":
+        # A full scan of JSON is pre-filtered in SQLite: the footer says so, as for the memo pre-filter.
+        json = json_prefilter(chosen.expr, plain_column=meta.format_version >= 2)
+        if json is not None:
+            strategy = "JSON pre-filter"
+    pattern = meta.spec.pattern  # name the concrete topic in an evaluation error
     wanted = topic_test(query.topic)
     if query.as_of is not None:
         if not meta.spec.history:
@@ -54,12 +62,12 @@ def query_file(sow: SowFile, query: Query, *, progress: Callable[[int], None] | 
         source: Generator[tuple[SowRecord, Any], None, None] = _as_of(sow, query.as_of, meta.history_horizon)
         strategy = "history"
     else:
-        source = _rows(sow, where, tuple(params), chosen, payloads, progress)
+        source = _rows(sow, where, tuple(params), chosen, payloads, progress, json, pattern)
     candidates: Iterator[tuple[SowRecord, Any]] = source
     if wanted is not None:
         candidates = ((record, doc) for record, doc in source if wanted(record.topic))
     try:
-        rows = execute(chosen, payloads, candidates, expiration_enabled=meta.spec.expiration_enabled)
+        rows = execute(chosen, payloads, candidates, expiration_enabled=meta.spec.expiration_enabled, pattern=pattern)
     finally:
         source.close()  # a top-n may stop early: end the scan's transaction and helpers now
     for row in rows:
@@ -85,7 +93,8 @@ def _where(chosen: Plan, hash_paths: tuple[tuple[str, ...], ...], memo_paths: tu
 
 
 def _rows(sow: SowFile, where: str, params: tuple[Any, ...], chosen: Plan, payloads: Payloads,
-          progress: Callable[[int], None] | None) -> Generator[tuple[SowRecord, Any], None, None]:
+          progress: Callable[[int], None] | None, json: JsonPrefilter | None,
+          pattern: bool) -> Generator[tuple[SowRecord, Any], None, None]:
     """Candidate rows; with a filter, only rows whose message passes it (execute checks again).
 
     With a filter the scan reads only (id, payload) and runs the filter on the raw message
@@ -94,6 +103,7 @@ def _rows(sow: SowFile, where: str, params: tuple[Any, ...], chosen: Plan, paylo
     are then read whole by id. A JSON-prefiltered scan (``jsonscan``) reads whole rows at once:
     SQLite has already dropped nearly every row that fails. Rows are CRC-checked once they are
     results (query_file): a damaged row that no longer matches cannot be told from one that never did.
+    An evaluation error names the row's record (``naming_record``).
     """
     condition = f"WHERE {where}" if where else ""
     predicate = chosen.predicate
@@ -104,18 +114,17 @@ def _rows(sow: SowFile, where: str, params: tuple[Any, ...], chosen: Plan, paylo
             yield StoredRecord(*row), None
         return
     test = payloads.matcher(predicate)
-    # A full scan (no SowKeys, hash-index or memo narrowing in SQL yet) of JSON gets the JSON pre-filter.
-    json = None
-    if not where and chosen.expr is not None and payloads.message_type == "json":
-        json = json_prefilter(chosen.expr, plain_column=sow.meta.format_version >= 2)
-    if json is not None:
-        yield from _prefiltered(sow, json, test, progress)
+    if json is not None:  # a full scan of JSON (query_file chose the JSON pre-filter)
+        yield from _prefiltered(sow, json, test, progress, pattern)
         return
     batch: list[tuple[int, Any]] = []
     count = 0
     for rowid, payload in sow.select(f"SELECT id, payload FROM records {condition} ORDER BY id", params):
         count += 1
-        found = test(payload)
+        try:
+            found = test(payload)
+        except FilterError as error:
+            raise _named(sow, rowid, error, pattern) from None
         if found is not None:
             batch.append((rowid, found))
             if len(batch) >= 512:
@@ -128,12 +137,22 @@ def _rows(sow: SowFile, where: str, params: tuple[Any, ...], chosen: Plan, paylo
         progress(count)
 
 
+def _named(sow: SowFile, rowid: int, error: FilterError, pattern: bool) -> FilterError:
+    """``error`` naming the record of row ``rowid`` (only the payload was read for the test)."""
+    for topic, key in list(sow.select("SELECT topic, sow_key FROM records WHERE id = ?", (rowid,))):
+        return naming_record(error, key, topic if pattern else None)
+    return error
+
+
 def _prefiltered(sow: SowFile, json: JsonPrefilter, test: Callable[[bytes], Any],
-                 progress: Callable[[int], None] | None) -> Iterator[tuple[SowRecord, Any]]:
+                 progress: Callable[[int], None] | None, pattern: bool) -> Iterator[tuple[SowRecord, Any]]:
     """The rows the JSON pre-filter passes that ``test`` accepts, read whole (``jsonscan``)."""
     count = 0
     for count, row in enumerate(prefiltered_rows(sow, json), 1):  # (id, *RECORD_COLUMNS)
-        found = test(row[3])
+        try:
+            found = test(row[3])
+        except FilterError as error:
+            raise naming_record(error, row[2], row[1] if pattern else None) from None
         if found is not None:
             yield StoredRecord(*row[1:]), found
         if progress is not None and not count & 0xFFFF:

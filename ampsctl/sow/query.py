@@ -31,6 +31,7 @@ from typing import Any
 
 from ampsctl.errors import InputError, UsageError
 from ampsctl.filter import ast
+from ampsctl.filter.errors import FilterError
 from ampsctl.filter.values import negate, parse_number, scalar, to_text
 from ampsctl.messages.paths import split_path
 from ampsctl.sow.indexing import Indexer, literal_tokens
@@ -90,7 +91,6 @@ class Row:
 def plan(query: Query, indexer: Indexer) -> Plan:
     """Parse and compile what the query needs; InputError/UsageError on a bad filter or option."""
     from ampsctl.filter.compiler import compile_filter
-    from ampsctl.filter.errors import FilterError
     from ampsctl.filter.parser import parse, with_position
 
     if query.top_n is not None and query.top_n < 0:
@@ -107,13 +107,23 @@ def plan(query: Query, indexer: Indexer) -> Plan:
     return Plan(query, expr, predicate, lookup, parse_order_by(query.order_by) if query.order_by else ())
 
 
+def naming_record(error: FilterError, key: str, topic: str | None = None) -> FilterError:
+    """``error``, raised evaluating the filter on one record, naming that record: its SOW key,
+    and its concrete topic when the SOW topic is a Pattern (the one failure ends the query)."""
+    plain = key.isprintable() and key.strip() == key and " " not in key and key != ""
+    where = f"on the record with SOW key {key if plain else repr(key)}" + (f" of topic {topic!r}" if topic is not None else "")
+    return FilterError(f"{error.message} ({where})", expression=error.expression, position=error.position,
+                       hint=error.hint, code=error.code)
+
+
 def execute(plan: Plan, payloads: Payloads, candidates: Iterable[tuple[SowRecord, Any]], *,
-            expiration_enabled: bool, documents: bool = True) -> list[Row]:
+            expiration_enabled: bool, documents: bool = True, pattern: bool = False) -> list[Row]:
     """Run a plan over ``(record, doc or None)`` candidates; the rows in result order.
 
     ``documents=False``: a caller that sends the stored bytes (the broker without a select
     list) gets rows whose ``doc`` is None unless the query had to parse it anyway (filter,
-    order_by, select), instead of every result's payload parsed for nothing."""
+    order_by, select), instead of every result's payload parsed for nothing. An evaluation
+    error names the record (``naming_record``; ``pattern``: with its topic)."""
     query = plan.query
     limit = query.top_n
     if limit == 0:
@@ -131,8 +141,13 @@ def execute(plan: Plan, payloads: Payloads, candidates: Iterable[tuple[SowRecord
             continue
         if need_doc and doc is None:
             doc = parse(record.payload)
-        if predicate is not None and not predicate(payloads.record(doc)):
-            continue
+        if predicate is not None:
+            try:
+                selected = predicate(payloads.record(doc))
+            except FilterError as error:
+                raise naming_record(error, record.key, record.topic if pattern else None) from None
+            if not selected:
+                continue
         rows.append(Row(record, doc))
         if limit is not None and not plan.order and len(rows) >= limit:
             break
@@ -149,7 +164,6 @@ def execute(plan: Plan, payloads: Payloads, candidates: Iterable[tuple[SowRecord
 
 def parse_order_by(text: str) -> tuple[OrderKey, ...]:
     """``"/x DESC, /y TEXT"`` -> order keys; InputError naming the bad item."""
-    from ampsctl.filter.errors import FilterError
     from ampsctl.filter.parser import parse
 
     keys = []

@@ -105,6 +105,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 KEY_2 = "14970099939253199039"  # generate_key("orders", (2,))
+BAD_PATTERN = "REGEXP_MATCH(/{0}, CONCAT('(', /{0})) = 'x'"  # '(EMEA': an invalid pattern, found per record
 
 Case = GoldenCase
 CASES = [
@@ -127,6 +128,12 @@ CASES = [
     Case("query-error-as-of-no-history", ("query", ORDERS, "--as-of", "2026-01-01T10:30:00Z")),
     Case("query-error-bad-filter", ("query", ORDERS, "--filter", "/qty >> 5")),
     Case("query-error-aggregate", ("query", ORDERS, "--filter", "/qty > 1 AND COUNT(/id) > 1")),  # with its column
+    # An evaluation error in one record (a pattern computed from its fields) names that record.
+    Case("query-error-evaluation-scan", ("query", ORDERS, "--filter", BAD_PATTERN.format("region"))),
+    Case("query-error-evaluation-json-prefilter", ("query", ORDERS, "--filter", "/id > 1 AND " + BAD_PATTERN.format("region"))),
+    Case("query-error-evaluation-hash-index", ("query", ORDERS, "--filter", "/region = 'APAC' AND " + BAD_PATTERN.format("region"))),
+    Case("query-error-evaluation-pattern-topic", ("query", PRICES, "--filter", BAD_PATTERN.format("sym"))),
+    Case("query-error-evaluation-as-of", ("query", CATALOG, "--as-of", "2026-01-01T10:30:00Z", "--filter", BAD_PATTERN.format("sku"))),
     Case("query-error-bad-order-by", ("query", ORDERS, "--order-by", "/qty SIDEWAYS")),
     Case("query-error-order-by-no-slash", ("query", ORDERS, "--order-by", "qty")),  # not "<filter>:1:1"
     Case("query-error-bad-select", ("query", ORDERS, "--select", "qty")),
