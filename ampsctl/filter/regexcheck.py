@@ -43,7 +43,7 @@ def problem(pattern: str, flags: int) -> tuple[str, int | None, str] | None:
     if parsed is None:
         return None
     tree, reading = parsed
-    found = regexdialect.foreign(pattern, reading, flags)
+    found = regexdialect.foreign(pattern, reading, flags, tree)
     if found is not None:
         return found
     try:

@@ -2,8 +2,8 @@
 
 ``regexcheck`` parses every pattern with the package's own parser through ``Reading``, a
 ``Source`` that notes what the parser read and where: the letter of each escape, each inline
-flag letter and each ``{`` that starts an item's suffix. ``foreign`` then refuses, at the
-earliest offset:
+flag letter, each ``{`` that starts an item's suffix and each lookbehind. ``foreign`` then
+refuses, at the earliest offset:
 
 * fuzzy constraints (``abc{e<=1}`` matches "abd" in the package; PCRE reads ``{e<=1}`` as
   text), even one the package drops as not fuzzy (``a{e<=0}``);
@@ -14,7 +14,9 @@ earliest offset:
   in the package, a subroutine call or a reference by other spellings in PCRE), ``\\N``
   (a named character or a literal N; "not a newline" in PCRE), ``\\u`` ``\\U`` (PCRE has
   neither), ``\\v`` (one vertical tab; any vertical space in PCRE) and ``\\Z`` (the very end;
-  PCRE also matches before a final newline).
+  PCRE also matches before a final newline);
+* a lookbehind whose top-level alternatives do not each match a fixed number of characters
+  (``(?<=a+)``, ``(?<=a(b|cd))``), which the package runs and PCRE 8 refuses.
 
 Nothing is emulated: where PCRE reads the construct as text or as something else, the hint
 says how to write what was meant.
@@ -64,6 +66,8 @@ class Reading(_core.Source):
         self.escapes: list[int] = []  # offsets of escape letters (the backslash is just before)
         self.flags: list[int] = []  # offsets of inline flag letters
         self.braces: list[tuple[int, bool]] = []  # offsets of an item's "{", and verbose mode then
+        self.behinds: list[int] = []  # offsets of "(?<=" and "(?<!", in the order they open
+        self._last = ""
 
     def get(self, override_ignore: bool = False) -> str:
         ch = super().get(override_ignore)
@@ -75,12 +79,22 @@ class Reading(_core.Source):
                 self.flags.append(self.pos - 1)
             elif reader == "parse_sequence" and ch == "{":
                 self.braces.append((self.pos - 1, self.ignore_space))
+            elif reader in ("parse_paren", "parse_conditional") and ch in "=!" and self._last == "<":
+                self.behinds.append(self.string.rfind("(", 0, self.pos - 1))
+            self._last = ch
         return ch
 
 
-def foreign(pattern: str, reading: Reading, flags: int) -> tuple[str, int, str] | None:
+def foreign(pattern: str, reading: Reading, flags: int, tree: Any) -> tuple[str, int, str] | None:
     """(what, offset, hint) for the first construct PCRE would refuse or read otherwise, or None."""
     found: list[tuple[int, str, str]] = []
+    behinds: list[Any] = []
+    _lookbehinds(tree, behinds)
+    for node, at in zip(behinds, reading.behinds):
+        branches = node.subpattern.branches if isinstance(node.subpattern, _core.Branch) else [node.subpattern]
+        if any(_width(branch) is None for branch in branches):
+            found.append((at, "has a lookbehind that can match strings of different lengths, which PCRE refuses",
+                          _BEHIND_HINT))
     for at in reading.escapes:
         letter = pattern[at]
         if letter in _ESCAPES:
@@ -129,3 +143,47 @@ def _brace(pattern: str, at: int, verbose: bool, flags: int) -> tuple[str, str] 
     shown = pattern[at : source.pos]
     return (f"has the fuzzy-matching constraint {shown}, which only the regex package knows",
             f"PCRE reads {shown} as literal text: escape the brace \\{{ to match it")
+
+
+_BEHIND_HINT = ("give each alternative of the lookbehind a fixed length: (?<=ab|cde), not (?<=a+) or (?<=a(b|cd)); "
+                "or match the text and use \\K")
+_ONE = (_core.Character, _core.SetBase, _core.Any, _core.Property)
+_NO_WIDTH = (_core.ZeroWidthBase, _core.LookAround, _core.LookAroundConditional)
+
+
+def _lookbehinds(node: Any, found: list[Any]) -> None:
+    """The lookbehinds under ``node``, in the order they open (as ``Reading.behinds``)."""
+    if isinstance(node, (_core.LookAround, _core.LookAroundConditional)) and node.behind:
+        found.append(node)
+    for name in ("subpattern", "items", "branches", "yes_item", "no_item"):
+        child = getattr(node, name, None)
+        for item in child if isinstance(child, (list, tuple)) else [child] if child is not None else []:
+            _lookbehinds(item, found)
+
+
+def _width(node: Any) -> int | None:
+    """How many characters ``node`` always matches, or None when that varies (PCRE 8's rule
+    for the inside of a lookbehind: only its top-level alternatives may differ)."""
+    if isinstance(node, _ONE):
+        return 0 if getattr(node, "zerowidth", False) else 1
+    if isinstance(node, _NO_WIDTH):
+        return 0
+    if isinstance(node, _core.String):
+        return len(node.characters)
+    if isinstance(node, _core.Sequence):
+        total = 0
+        for item in node.items:
+            width = _width(item)
+            if width is None:
+                return None
+            total += width
+        return total
+    if isinstance(node, _core.Branch):
+        widths = {_width(branch) for branch in node.branches}
+        return widths.pop() if len(widths) == 1 else None
+    if isinstance(node, (_core.Group, _core.Atomic)):
+        return _width(node.subpattern)
+    if isinstance(node, _core.GreedyRepeat):  # lazy and possessive repeats derive from it
+        width = _width(node.subpattern)
+        return None if width is None or node.min_count != node.max_count else width * node.min_count
+    return None  # back-references, group calls, \X, \R, conditionals: no fixed length

@@ -41,6 +41,12 @@ def check_json(expr: str) -> tuple[int, dict]:
     ("[a\\v]", "\\v", 2, "\\x0b"),
     ("a\\Z", "\\Z", 1, "write $"),
     ("(?x) a # comment \n b{e<=1}", "fuzzy-matching constraint", 20, "escape the brace"),
+    # PCRE 8: every top-level alternative of a lookbehind has a fixed length
+    ("(?<=a+)b", "lookbehind that can match strings of different lengths", 0, "(?<=ab|cde)"),
+    ("x(?<!\\d{2,3})y", "lookbehind", 1, "\\K"),
+    ("(?<=a(b|cd))e", "lookbehind", 0, "fixed length"),
+    ("(?<=(a)\\1)b", "lookbehind", 0, "fixed length"),
+    ("(?(?<=a*)b|c)", "lookbehind", 2, "fixed length"),
 ])
 def test_a_regex_package_only_construct_is_refused_with_offset_and_hint(pattern: str, what: str, offset: int, hint: str) -> None:
     code, result = check_json(f"/a LIKE '{pattern}'")
@@ -74,6 +80,10 @@ def test_a_pattern_read_from_a_field_is_refused_when_used() -> None:
     ("\\\\\\\\m", "\\m", "true"),  # \\ in the filter is one backslash: the pattern is \\m
     ("a\\z", "a", "true"),
     ("(?s-i:a.b)", "a\nb", "true"),
+    ("(?<=ab|cde)f", "cdef", "true"),  # alternatives of different fixed lengths are PCRE
+    ("(?<=a(?:b|c)){1}d", "acd", "true"),
+    ("(?<!\\d{3})x", "12x", "true"),
+    ("(?<=^|,)x", ",x", "true"),
 ])
 def test_pcre_patterns_still_work(pattern: str, text: str, expected: str) -> None:
     code, out, err = ampsctl("filter", "test", "--data", json.dumps({"a": text}), "--", f"/a LIKE '{pattern}'")
