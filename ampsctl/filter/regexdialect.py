@@ -71,7 +71,7 @@ class Reading(_core.Source):
 
     def get(self, override_ignore: bool = False) -> str:
         ch = super().get(override_ignore)
-        if ch:
+        if ch and (ch in "{=!" or ch.isalpha()):  # only these can start what foreign looks for
             reader = sys._getframe(1).f_code.co_name
             if reader == "parse_escape":
                 self.escapes.append(self.pos - 1)
@@ -81,7 +81,7 @@ class Reading(_core.Source):
                 self.braces.append((self.pos - 1, self.ignore_space))
             elif reader in ("parse_paren", "parse_conditional") and ch in "=!" and self._last == "<":
                 self.behinds.append(self.string.rfind("(", 0, self.pos - 1))
-            self._last = ch
+        self._last = ch
         return ch
 
 
