@@ -39,29 +39,21 @@ def has_regex_chars(text: str) -> bool:
     return _REGEX_CHAR.search(text) is not None
 
 
-NESTED_TOO_DEEPLY = "groups nested too deeply to compile"  # the regex package recurses once per level
-
-
 @lru_cache(maxsize=16_384)  # rules ask again for the same patterns (Q-003 once per pair)
+def regex_problem(pattern: str) -> tuple[str, str | None] | None:
+    """(why, a hint or None) when ``pattern`` is not a topic regex ampsctl runs, else None. The
+    checks and flags are LIKE's (``filter.regexes.pattern_problem``: PCRE's syntax, ASCII
+    classes; valid patterns that would take the regex package gigabytes are refused), so a SOW
+    Pattern, a subscription and the linter agree on what a regex matches."""
+    from ampsctl.filter.regexes import pattern_problem  # imports regex (~10 ms): only configs with a regex pay
+
+    return pattern_problem(pattern)
+
+
 def regex_error(pattern: str) -> str | None:
-    """Why ``pattern`` is not a valid PCRE-style regex, or None when it compiles."""
-    import regex  # here, not at the top: most configs hold no regex, and the module takes ~10 ms to import
-
-    from ampsctl.filter.regexcheck import problem
-
-    try:
-        # Valid patterns the regex package would take gigabytes to compile or search (huge
-        # nested counts, left recursion) are refused first, as PCRE refuses them.
-        found = problem(pattern, regex.VERSION0)
-        if found is not None:
-            what, offset, _ = found
-            return what if offset is None else f"{what} (offset {offset} of the pattern)"
-        regex.compile(pattern)
-    except (regex.error, ValueError) as exc:  # ValueError: an inline flag the package refuses here
-        return str(exc)
-    except RecursionError:
-        return NESTED_TOO_DEEPLY
-    return None
+    """Why ``pattern`` is not a valid topic regex (``regex_problem``), or None."""
+    found = regex_problem(pattern)
+    return None if found is None else found[0]
 
 
 def topic_matches(pattern: str, topic: str) -> bool:
@@ -83,10 +75,10 @@ _UNSEARCHABLE: set[str] = set()  # patterns whose search timed out or recursed t
 
 @lru_cache(maxsize=16_384)  # the regex package's own cache holds a few hundred: a config
 def compiled_regex(pattern: str) -> Any:  # with more patterns compiled them again on every search
-    """``pattern`` compiled once; None when it does not compile (``regex_error``)."""
-    import regex
+    """``pattern`` compiled once, as LIKE compiles it; None when it is refused (``regex_problem``)."""
+    from ampsctl.filter.regexes import compile_pattern
 
-    return None if regex_error(pattern) is not None else regex.compile(pattern)
+    return None if regex_problem(pattern) is not None else compile_pattern(pattern)
 
 
 @dataclass(frozen=True, slots=True)

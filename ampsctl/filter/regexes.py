@@ -82,32 +82,33 @@ def compile_pattern(
     """
     try:
         return _compile(pattern)
-    except _Refused as exc:
+    except (_Refused, ValueError, regex.error, RecursionError) as exc:
+        refused, what, own_hint = _classified(exc)
+        message = f"regular expression {_shown(pattern)} {what}" if refused else f"invalid regular expression {_shown(pattern)}: {what}"
+        raise FilterError(message, expression=expression, position=position, hint=own_hint or hint,
+                          code="FILTER_REGEX") from None
+
+
+def pattern_problem(pattern: str) -> tuple[str, str | None] | None:
+    """(what is wrong, a hint or None) when ``pattern`` is not one ``compile_pattern`` takes,
+    else None: the same checks and flags for every topic regex (config Patterns, queue and
+    action topics, ``--topic``) as for LIKE, so a SOW Pattern and a subscription agree."""
+    try:
+        _compile(pattern)
+    except (_Refused, ValueError, regex.error, RecursionError) as exc:
+        _, what, hint = _classified(exc)
+        return what, hint
+    return None
+
+
+def _classified(exc: BaseException) -> tuple[bool, str, str | None]:
+    """(refused though valid for the package, what is wrong, the error's own hint or None)."""
+    if isinstance(exc, _Refused):  # kept from the package (regexcheck)
         what, offset, hint = exc.args
-        where = "" if offset is None else f" (offset {offset} of the pattern)"
-        raise FilterError(
-            f"regular expression {_shown(pattern)} {what}{where}",
-            expression=expression,
-            position=position,
-            hint=hint,
-            code="FILTER_REGEX",
-        ) from None
-    except ValueError as exc:  # an inline flag at odds with ours: (?V1), (?u), (?L)
-        raise FilterError(
-            f"invalid regular expression {_shown(pattern)}: {exc}",
-            expression=expression,
-            position=position,
-            hint="remove the inline flag (?V1), (?u) or (?L): patterns always run in the PCRE-like, ASCII mode",
-            code="FILTER_REGEX",
-        ) from None
-    except (regex.error, RecursionError) as exc:
-        raise FilterError(
-            f"invalid regular expression {_shown(pattern)}: {_problem(exc)}",
-            expression=expression,
-            position=position,
-            hint=hint,
-            code="FILTER_REGEX",
-        ) from None
+        return True, what if offset is None else f"{what} (offset {offset} of the pattern)", hint
+    if isinstance(exc, ValueError) and not isinstance(exc, regex.error):  # an inline flag at odds with ours
+        return False, str(exc), "remove the inline flag (?V1), (?u) or (?L): patterns always run in the PCRE-like, ASCII mode"
+    return False, _problem(exc), None  # type: ignore[arg-type]
 
 
 def _timed_out(pattern: str, timeout: float) -> FilterError:

@@ -277,17 +277,16 @@ def topic_test(pattern: str | None) -> Callable[[str], bool] | None:
     """A test for concrete topic names from ``Query.topic`` (a regex, searched as AMPS does)."""
     if pattern is None:
         return None
-    import regex
+    from ampsctl.config.model import compiled_regex, regex_problem
+    from ampsctl.filter.regexes import search_compiled, shown_pattern
 
-    from ampsctl.config.model import NESTED_TOO_DEEPLY, regex_error
-
-    problem = regex_error(pattern)  # also refuses what would take gigabytes to compile or search
-    if problem == NESTED_TOO_DEEPLY:
-        raise InputError(f"invalid topic regex ({len(pattern)} characters): {problem}", code="TOPIC", hint="give a PCRE-style regex")
-    if problem is not None:
-        raise InputError(f"invalid topic regex {pattern!r}: {problem}", code="TOPIC", hint="give a PCRE-style regex")
-    compiled = regex.compile(pattern)
-    return lambda topic: compiled.search(topic, timeout=0.5) is not None
+    found = regex_problem(pattern)  # also refuses what would take gigabytes to compile or search
+    if found is not None:
+        what, hint = found
+        raise InputError(f"invalid topic regex {shown_pattern(pattern)}: {what}", code="TOPIC",
+                         hint=hint or "give a PCRE-style regex")
+    compiled = compiled_regex(pattern)
+    return lambda topic: search_compiled(compiled, topic)  # a search past its timeout: FilterError, exit 3
 
 
 def memory_candidates(plan: Plan, topics: Iterable[Any]) -> Iterator[tuple[SowRecord, Any]]:

@@ -108,3 +108,21 @@ def test_a_closed_standard_input_is_an_input_error(tmp_path: Path, args: tuple[s
                             timeout=60, stdin=None, preexec_fn=lambda: os.close(0))
     assert result.returncode == 3, result.stderr
     assert "standard input is closed" in result.stderr and "internal error" not in result.stderr
+
+
+def test_a_sow_pattern_and_a_topic_filter_read_a_regex_the_same_way(tmp_path: Path) -> None:
+    # SOW Patterns were compiled with the regex package's defaults (Unicode \w) and topic
+    # filters and subscriptions with LIKE's PCRE-like ASCII mode: ^\w+$ stored "prix_é" in the
+    # Pattern topic while `journal dump --topic` (and a broker subscription) did not match it.
+    import json
+
+    (tmp_path / "amps.xml").write_text(
+        "<AMPSConfig><Name>x</Name><SOW><Topic><Name>words</Name><Pattern>^\\w+$</Pattern><MessageType>json</MessageType>"
+        "<Key>/id</Key><FileName>%n.sow</FileName></Topic></SOW></AMPSConfig>")
+    (tmp_path / "in.jsonl").write_text('{"topic":"prix","data":{"id":1}}\n{"topic":"prix_\\u00e9","data":{"id":2}}\n')
+    assert run_ampsctl("journal", "import", "in.jsonl", "--out", "journal", cwd=tmp_path).code == 0
+    dumped = run_ampsctl("journal", "dump", "journal", "--topic", "^\\w+$", "--format", "jsonl", cwd=tmp_path)
+    assert [json.loads(line)["topic"] for line in dumped.stdout.splitlines()] == ["prix"]
+    assert run_ampsctl("journal", "compact", "journal", "--config", "amps.xml", "--out", "out", cwd=tmp_path).code == 0
+    stored = run_ampsctl("sow", "query", "out/words.json.sow", "--format", "jsonl", cwd=tmp_path)
+    assert [json.loads(line)["topic"] for line in stored.stdout.splitlines()] == ["prix"]

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 
 from ampsctl.config.findings import Severity
-from ampsctl.config.model import ConfigModel, SowEntry, compiled_regex, regex_error
+from ampsctl.config.model import ConfigModel, SowEntry, compiled_regex, regex_problem
 from ampsctl.config.registry import Issue, rule
 from ampsctl.config.rules.common import line_of, unexpanded
 
@@ -324,9 +324,10 @@ def pattern_regex(model: ConfigModel) -> Iterator[Issue]:
     for topic in model.pattern_topics:
         for el in topic.all("Pattern"):
             pattern = (el.text or "").strip()
-            error = regex_error(pattern) if pattern and not unexpanded(pattern) else None
-            if error:
+            found = regex_problem(pattern) if pattern and not unexpanded(pattern) else None
+            if found:
                 from ampsctl.filter.regexes import shown_pattern  # only for a bad pattern: it imports regex
 
+                error, hint = found
                 yield Issue(el, f"{topic.label()} Pattern {shown_pattern(pattern)} is not a valid regular expression: {error}",
-                            "fix the pattern (escape literal characters such as ( [ { with a backslash)")
+                            hint or "fix the pattern (escape literal characters such as ( [ { with a backslash)")
