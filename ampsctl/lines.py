@@ -30,3 +30,15 @@ def stdin_bytes() -> BinaryIO:
     if sys.stdin is None:
         raise InputError("standard input is closed", code="IO", hint="pipe the input in, or give a file name instead of -")
     return sys.stdin.buffer
+
+
+def not_utf8(raw: bytes | str) -> str | None:
+    """Where ``raw`` stops being UTF-8 ("not valid UTF-8: byte 0xff at byte offset 7"), or None.
+    orjson calls any such byte "surrogates not allowed" at char 0; readers ask this on failure."""
+    if isinstance(raw, str):
+        return None
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at byte offset {exc.start}"
+    return None

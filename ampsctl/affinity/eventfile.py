@@ -26,7 +26,7 @@ import orjson
 
 from ampsctl.affinity.model import AffinityEvent, Disconnect, Subscribe, SubscriptionEvent, Unsubscribe
 from ampsctl.errors import AmpsctlError, InputError, Location
-from ampsctl.lines import without_bom
+from ampsctl.lines import not_utf8, without_bom
 from ampsctl.options import parse_options
 
 _FIELDS = {
@@ -56,7 +56,7 @@ def parse_event(line: bytes | str, path: str = "<event>", number: int = 0) -> Su
     try:
         data = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
-        raise _bad(_not_utf8(line) or f"not valid JSON: {exc}", path, number) from None
+        raise _bad(not_utf8(line) or f"not valid JSON: {exc}", path, number) from None
     # A subscribe or unsubscribe with exactly its required fields, all non-empty strings: the
     # general path's checks in one expression (the length rules out any other key).
     if type(data) is dict:
@@ -71,17 +71,6 @@ def parse_event(line: bytes | str, path: str = "<event>", number: int = 0) -> Su
             if type(connection) is str and connection and type(sub_id) is str and sub_id and len(data) == 3:
                 return _new(Unsubscribe, (connection, sub_id))
     return _checked_event(data, path, number)
-
-
-def _not_utf8(line: bytes | str) -> str | None:
-    """Where a line stops being UTF-8 (orjson calls any such byte "surrogates not allowed")."""
-    if isinstance(line, str):
-        return None
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return f"not valid UTF-8: byte 0x{line[exc.start]:02x} at byte offset {exc.start}"
-    return None
 
 
 def _checked_event(data: Any, path: str, number: int) -> SubscriptionEvent:

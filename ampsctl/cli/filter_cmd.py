@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from ampsctl.errors import AmpsctlError, EnvironmentProblem, ExitCode, InputError, UsageError
-from ampsctl.lines import UTF8_BOM
+from ampsctl.lines import UTF8_BOM, not_utf8
 
 if TYPE_CHECKING:
     from ampsctl.filter.ast import Expr
@@ -299,15 +299,6 @@ def _read_line(stream, size: int, name: str) -> bytes:  # noqa: ANN001
                                  hint="check the file or device; messages before this point were tested") from None
 
 
-def _not_utf8(raw: bytes) -> str | None:
-    """A clearer reason than orjson's when the bytes are not UTF-8 (checked only on failure)."""
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at byte offset {exc.start}"
-    return None
-
-
 def _too_long(limit: int) -> str:
     return f"the message is longer than {limit // MB} MB (--max-message-size)"
 
@@ -323,7 +314,7 @@ def _judge(tree: Expr, predicate: Any, raw: bytes, explain: bool) -> tuple[bool,
         record = JsonRecord(JSON.parse(raw))
     except (ValueError, AmpsctlError) as exc:  # orjson's JSONDecodeError is a ValueError
         reason = exc.message if isinstance(exc, AmpsctlError) else f"invalid JSON message: {exc}"
-        return False, None, _not_utf8(raw) or reason
+        return False, None, not_utf8(raw) or reason
     try:
         return bool(predicate(record)), (_explain(tree, record) if explain else None), None
     except FilterError as exc:  # e.g. a LIKE pattern that ran past its timeout
