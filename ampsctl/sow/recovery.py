@@ -230,7 +230,7 @@ def _roll_back(path: Path) -> None:
             connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
         finally:
             connection.close()
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # the latter: SQLite's message quotes damaged bytes
         if isinstance(exc, sqlite3.OperationalError) and rollback_journal(path).exists():
             raise EnvironmentProblem(
                 f"cannot roll back the unfinished checkpoint of SOW file {path} ({rollback_journal(path).name}): {exc}",

@@ -100,7 +100,7 @@ def test_journal_to_sow_examples(ampsctl, tmp_path: Path) -> None:
 
     query = readme_command("ampsctl sow query")
     table = ampsctl(*query)
-    assert table.code == 0 and table.stdout.rstrip().endswith("3 records (scan)")
+    assert table.code == 0 and table.stdout.rstrip().endswith("3 records (JSON pre-filter)")
     rows = ampsctl(*query, "--format", "jsonl")
     found = [json.loads(line)["message"] for line in rows.stdout.splitlines()]
     assert [(m["id"], m["status"]) for m in found] == [(2, "new"), (1, "new"), (5, "new")]
