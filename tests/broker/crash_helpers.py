@@ -208,6 +208,17 @@ def check_acked_in_journal(records: list[Any], acked: Acked, context: str) -> No
         assert record.command is (Command.DELTA_PUBLISH if delta else Command.PUBLISH)
 
 
+def check_recovered(directory: Path, config: Path, uri: str, acked: Acked, context: str) -> list[Any]:
+    """Every acknowledged write is in the journal, and the SOW of the broker at ``uri`` is the
+    journal's replay (``journal compact``); the journal's records, for further checks."""
+    records = journal_records(directory)
+    check_acked_in_journal(records, acked, context)
+    expected = {row["message"]["id"]: row["message"] for row in compacted_rows(directory, config, directory / "compacted")}
+    recovered = {key: orjson.loads(data) for key, data in asyncio.run(sow_rows(uri)).items()}
+    assert recovered == expected, f"{context}: the SOW is not the journal's replay"
+    return records
+
+
 def dump_rows(sow_file: Path) -> list[dict[str, Any]]:
     result = subprocess.run([*AMPSCTL, "sow", "dump", str(sow_file), "--format", "jsonl"], capture_output=True,
                             timeout=60)

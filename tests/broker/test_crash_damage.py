@@ -14,11 +14,9 @@ import os
 import random
 from pathlib import Path
 
-import orjson
 import pytest
 
-from crash_helpers import (Acked, Broker, check_acked_in_journal, compacted_rows, journal_records, run_workload,
-                           sow_rows, start, write_config)
+from crash_helpers import Acked, Broker, check_recovered, journal_records, run_workload, start, write_config
 
 SEED = int(os.environ.get("CRASH_SEED", "0")) or random.SystemRandom().randrange(1, 2**32)
 
@@ -37,11 +35,7 @@ def _first_run(tmp_path: Path, rng: random.Random) -> tuple[Path, Acked]:
 def _restart_matches_the_journal(tmp_path: Path, config: Path, acked: Acked, log: str = "second.log") -> str:
     broker = start(config, tmp_path / log, checkpoint_interval=None)
     try:
-        expected = {row["message"]["id"]: row["message"]
-                    for row in compacted_rows(tmp_path, config, tmp_path / "compacted")}
-        recovered = {key: orjson.loads(data) for key, data in asyncio.run(sow_rows(broker.uri)).items()}
-        assert recovered == expected, f"seed {SEED}: the SOW is not the journal's replay"
-        check_acked_in_journal(journal_records(tmp_path), acked, f"seed {SEED}")
+        check_recovered(tmp_path, config, broker.uri, acked, f"seed {SEED}")
     finally:
         assert broker.stop() == 0, broker.log_text()
     return broker.log_text()

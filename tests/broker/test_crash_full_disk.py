@@ -12,11 +12,9 @@ import resource
 import time
 from pathlib import Path
 
-import orjson
 import pytest
 
-from crash_helpers import (Acked, check_acked_in_journal, compacted_rows, journal_records, run_workload, sow_rows,
-                           start, write_config)
+from crash_helpers import Acked, check_recovered, run_workload, start, write_config
 
 SEED = int(os.environ.get("CRASH_SEED", "0")) or random.SystemRandom().randrange(1, 2**32)
 
@@ -50,10 +48,6 @@ def test_a_file_size_limit_stops_the_broker_cleanly_and_keeps_every_acknowledged
     assert said in log and ("File too large" in log or "disk I/O error" in log), log[-3000:]
     broker = start(config, tmp_path / "after.log", checkpoint_interval=None)
     try:
-        check_acked_in_journal(journal_records(tmp_path), acked, f"seed {SEED}, limit {limit}")
-        expected = {row["message"]["id"]: row["message"]
-                    for row in compacted_rows(tmp_path, config, tmp_path / "compacted")}
-        recovered = {key: orjson.loads(data) for key, data in asyncio.run(sow_rows(broker.uri)).items()}
-        assert recovered == expected, f"seed {SEED}, limit {limit}: the SOW is not the journal's replay"
+        check_recovered(tmp_path, config, broker.uri, acked, f"seed {SEED}, limit {limit}")
     finally:
         assert broker.stop() == 0

@@ -21,12 +21,11 @@ import random
 import signal
 from pathlib import Path
 
-import orjson
 import pytest
 
 from ampsctl.journal.record import Command
-from crash_helpers import (STEP, Acked, check_acked_in_journal, compacted_rows, dump_rows, journal_records,
-                           run_workload, sow_rows, start, write_config)
+from crash_helpers import (STEP, Acked, check_recovered, compacted_rows, dump_rows, journal_records, run_workload,
+                           start, write_config)
 
 CYCLES = int(os.environ.get("CRASH_CYCLES", "3"))
 SEED = int(os.environ.get("CRASH_SEED", "0")) or random.SystemRandom().randrange(1, 2**32)
@@ -61,11 +60,7 @@ async def _replay_from(uri: str, bookmark: str) -> list[str]:
 
 
 def _check_restart(directory: Path, config: Path, uri: str, acked: Acked, context: str) -> None:
-    records = journal_records(directory)
-    check_acked_in_journal(records, acked, context)
-    expected = {row["message"]["id"]: row["message"] for row in compacted_rows(directory, config, directory / "compacted")}
-    recovered = {key: orjson.loads(data) for key, data in asyncio.run(sow_rows(uri)).items()}
-    assert recovered == expected, f"{context}: the recovered SOW is not the journal's replay"
+    records = check_recovered(directory, config, uri, acked, context)
     last = acked.last_acked(records)
     if last is not None:
         want = [r.bookmark for r in records if r.sequence > last.sequence and r.command in (Command.PUBLISH,

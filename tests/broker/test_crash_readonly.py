@@ -17,8 +17,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from crash_helpers import (Acked, Broker, check_acked_in_journal, compacted_rows, journal_records, run_workload,
-                           sow_rows, start, write_config)
+from crash_helpers import (Acked, Broker, check_recovered, compacted_rows, run_workload, sow_rows, start,
+                           write_config)
+from killed_checkpoint import kill_mid_checkpoint
 
 SEED = int(os.environ.get("CRASH_SEED", "0")) or random.SystemRandom().randrange(1, 2**32)
 READ_ONLY = stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH
@@ -59,30 +60,12 @@ def test_a_read_only_sow_directory_is_refused_cleanly_and_loses_nothing(tmp_path
         sow.chmod(0o755)
     broker = start(config, tmp_path / "third.log", checkpoint_interval=None, wrapper=wrapper)
     try:
-        check_acked_in_journal(journal_records(tmp_path), acked, f"seed {SEED}")
-        expected = {row["message"]["id"]: row["message"]
-                    for row in compacted_rows(tmp_path, config, tmp_path / "compacted")}
-        recovered = {key: orjson.loads(data) for key, data in asyncio.run(sow_rows(broker.uri)).items()}
-        assert recovered == expected, f"seed {SEED}: the SOW is not the journal's replay"
+        check_recovered(tmp_path, config, broker.uri, acked, f"seed {SEED}")
     finally:
         assert broker.stop() == 0
 
 
-KILLED_TRANSACTION = """
-import os, signal, sqlite3, sys
-connection = sqlite3.connect(sys.argv[1], isolation_level=None)
-connection.execute("PRAGMA cache_size = 1")
-connection.execute("BEGIN IMMEDIATE")
-connection.execute("DELETE FROM records")
-connection.execute("DELETE FROM meta")
-os.kill(os.getpid(), signal.SIGKILL)
-"""
-
-
 def test_an_unfinished_checkpoint_in_a_read_only_directory_is_refused_with_exit_4(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     wrapper = _wrapper()
     rng = random.Random(SEED)
     config = write_config(tmp_path)
@@ -91,7 +74,7 @@ def test_an_unfinished_checkpoint_in_a_read_only_directory_is_refused_with_exit_
     asyncio.run(run_workload(broker.uri, rng, acked, 0.5))
     assert broker.stop() == 0, broker.log_text()
     sow = tmp_path / "sow"
-    subprocess.run([sys.executable, "-c", KILLED_TRANSACTION, str(sow / "orders.json.sow")], timeout=30)
+    kill_mid_checkpoint(sow / "orders.json.sow")
     assert (sow / "orders.json.sow-journal").exists()
     sow.chmod(READ_ONLY)
     try:

@@ -15,22 +15,9 @@ from ampsctl.sow import recovery
 from ampsctl.sow.checkpoint import checkpoint, load_group
 from ampsctl.sow.recovery import recover, sow_path
 from ampsctl.sow.store import TopicGroup
+from killed_checkpoint import kill_mid_checkpoint
 from sow_helpers import T0
 from test_sow_recovery import ORDERS, journal, publish, state
-
-# A checkpoint's transaction, killed after SQLite wrote changed pages to the file (cache of one page).
-KILLED_TRANSACTION = """
-import os, signal, sqlite3, sys
-connection = sqlite3.connect(sys.argv[1], isolation_level=None)
-connection.execute("PRAGMA cache_size = 1")
-connection.execute("BEGIN IMMEDIATE")
-connection.execute("DELETE FROM records")
-connection.execute("DELETE FROM meta")
-connection.execute("CREATE TABLE junk (x)")
-connection.execute("INSERT INTO junk VALUES (randomblob(100000))")
-os.kill(os.getpid(), signal.SIGKILL)
-"""
-
 
 def _killed_checkpoint(tmp_path: Path) -> Path:
     log = tmp_path / "journal"
@@ -39,8 +26,7 @@ def _killed_checkpoint(tmp_path: Path) -> Path:
     path = sow_path(ORDERS, tmp_path)
     assert path is not None
     checkpoint(path, first.store.groups[0], sequence=40, sync=False)
-    killed = subprocess.run([sys.executable, "-c", KILLED_TRANSACTION, str(path)], timeout=30)
-    assert killed.returncode == -signal.SIGKILL
+    assert kill_mid_checkpoint(path, grow=True) == -signal.SIGKILL
     assert path.with_name(path.name + "-journal").stat().st_size > 0  # hot
     return path
 
