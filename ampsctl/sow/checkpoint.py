@@ -31,7 +31,7 @@ import errno
 import heapq
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import suppress
 import dataclasses
 from dataclasses import dataclass
@@ -241,8 +241,9 @@ def load_group(path: str | os.PathLike[str], group: TopicGroup) -> SowMeta:
             if record.key in topic:
                 raise damaged(sow.path, f"record {record.key!r} of topic {record.topic!r} is stored twice")
             topic.load(record)
-        states = list(sow.history())
+        states: Iterable[tuple[str, str, int, int, bytes | None]] = sow.history()
         if rekey:  # a deleted record's states key like its messages; a deletion (no message) like them
+            states = list(states)  # read twice: first for the new keys
             for topic_name, key, _, _, payload in states:
                 if payload is not None and (topic_name, key) not in renamed:
                     renamed[(topic_name, key)] = _key_again(sow.path, group.topic(topic_name), key, payload)
