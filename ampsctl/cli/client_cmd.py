@@ -10,7 +10,8 @@ never loads asyncio or the client, tests/cli/test_startup.py). Output contract:
   to stdout (docs/broker.md). ``--format json``: one JSON object per line on stdout, the
   message's headers (``c``, ``t``, ``k``, ``bm``, ...) plus ``data`` (the parsed JSON message, or
   its text when it is not JSON); ``publish``, ``sow-delete`` and ``ping`` print one summary object.
-* A URI is printed with its password as ``***`` (``client/uri.py``).
+* A URI is printed with its password as ``***`` (``client/uri.py``); ``tcp://user@...`` takes the
+  password from ``AMPSCTL_PASSWORD`` (``client/session.py``).
 * Exit codes: 0 ok, 1 the broker refused a command (its reason is printed) or ``--count`` was
   not reached before ``--timeout``, 2 usage (bad URI, options), 3 invalid input (a bad line in
   the messages file), 4 the broker cannot be reached or dropped the connection, 130 Ctrl-C,
@@ -34,7 +35,8 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Publish, subscribe, query and delete on an AMPS broker (like AMPS's spark).",
                   no_args_is_help=True)
 
-URI_HELP = "The broker: tcp://[user[:password]@]host:port/amps/json."
+URI_HELP = ("The broker: tcp://[user[:password]@]host:port/amps/json. With a user and no password, "
+            "the password is read from AMPSCTL_PASSWORD (not visible in ps).")
 
 
 class Format(str, Enum):

@@ -9,6 +9,10 @@ hang it), log on, do one thing, close. Errors are turned into what a command-lin
 * a failure ack -> ``Rejected`` (exit 1): the command reached the broker, which said no, and
   the reason is printed with a hint about the option that probably caused it;
 * a bad URI -> ``BadUri`` (exit 2), from ``parse_uri`` before any socket is opened.
+
+A password written in the URI is visible to every user of the machine (``ps``, /proc) and in
+shell history, so a URI that names a user without a password takes it from the environment
+variable ``AMPSCTL_PASSWORD`` (docs/broker.md).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from ampsctl.client.uri import AmpsUri, parse_uri, shown_uri
 from ampsctl.errors import AmpsctlError, EnvironmentProblem, ExitCode, UsageError
 from ampsctl.protocol.errors import HeaderValueError
 
+PASSWORD_VARIABLE = "AMPSCTL_PASSWORD"
+
 _HINTS = {
     "bad filter": "check the --filter expression (docs/filter-language.md); `ampsctl filter test EXPR --data MSG` tries one",
     "bad regex topic": "the topic is read as a regular expression because of characters like . or *; fix the pattern",
@@ -35,7 +41,8 @@ _HINTS = {
     "invalid bookmark": "a bookmark is HASH|SEQ|, 0 (the beginning), 0|1| (now) or a timestamp YYYYMMDDThhmmss",
     "invalid order by": "write --orderby '/field [ASC|DESC], ...'",
     "invalid sow key": "a SowKey has only Base64 characters: A-Z a-z 0-9 + / =",
-    "auth failure": "check the user and password in the URI (tcp://user:password@host:port/amps/json)",
+    "auth failure": "check the user and password: tcp://user:password@host:port/amps/json, or tcp://user@host:port/amps/json "
+                    f"with the password in {PASSWORD_VARIABLE}",
     "name in use": "another client holds this name: give another with --name",
     "subscription already exists": "give another --sub-id",
     "not entitled": "the user is not entitled to this topic",
@@ -63,10 +70,16 @@ class Target:
     connect_timeout: float = 10.0  # seconds for connect + logon
     where: AmpsUri = field(init=False, repr=False)
     shown: str = field(init=False)  # the URI to print: its password hidden (uri.py)
+    password: str | None = field(init=False, repr=False)  # the URI's, else AMPSCTL_PASSWORD's for a named user
 
     def __post_init__(self) -> None:
+        where = parse_uri(self.uri)  # BadUri (exit 2) before anything else
+        password = where.password
+        if password is None and where.user is not None:
+            password = os.environ.get(PASSWORD_VARIABLE) or None
         object.__setattr__(self, "shown", shown_uri(self.uri))
-        object.__setattr__(self, "where", parse_uri(self.uri))  # BadUri (exit 2) before anything else
+        object.__setattr__(self, "where", where)
+        object.__setattr__(self, "password", password)
 
 
 def default_name(tool: str) -> str:
@@ -80,7 +93,7 @@ async def session(target: Target, tool: str) -> AsyncIterator[Client]:
     where = target.where
     name = target.name or default_name(tool)
     try:
-        client = await asyncio.wait_for(Client.connect(target.uri, name=name), target.connect_timeout)
+        client = await asyncio.wait_for(Client.connect(target.uri, name=name, password=target.password), target.connect_timeout)
     except TimeoutError:
         raise EnvironmentProblem(
             f"no answer from {where.host}:{where.port} within {target.connect_timeout:g} s", code="CLIENT-TIMEOUT",
