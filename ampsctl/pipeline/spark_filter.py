@@ -52,8 +52,10 @@ from ampsctl.filter.values import parse_number
 from ampsctl.pipeline.spark_regex import UnsupportedRegex, to_java
 
 EXACT_LIMIT = float(2**53)  # beyond this an integer is not exact as a double
-_NUMBER_RE = r"^-?[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?$"  # values._NUMBER_RE, anchored
-_INT_RE = r"^-?[0-9]+$"
+# values._NUMBER_RE, anchored. \z, not $: Java's $ also matches before a final line terminator
+# ('5\n' would be a number, and Spark's cast of '5\u2028' fails the whole query)
+_NUMBER_RE = r"^-?[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?\z"
+_INT_RE = r"^-?[0-9]+\z"
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
 _UPPER = _LOWER.upper()
 _INT_KINDS = ("BIGINT", "INT", "SMALLINT", "TINYINT")
