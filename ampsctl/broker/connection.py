@@ -18,6 +18,10 @@ Invariants:
   ``_queued`` (the transport's buffer at the last hand-over; it only drains in between) plus
   the gathered bytes bound the true figure from above, and when that bound crosses the limit
   the gathered bytes are handed over at once and the transport's own figure decides.
+* A reply (a query's result, ``Send.reply``) written while the client had caught up (no more
+  than the limit queued) does not count against the limit until the client has read down to
+  it again: a client that reads is never cut off for the size of what it asked for, and one
+  that does not read is still cut off once more than the limit comes on top of the reply.
 * Nothing is read from a connection once it is closing.
 * A client that half-closes (EOF) while ``persisted`` acks are held for it keeps its socket
   until the commit releases them; then the server closes it.
@@ -53,6 +57,7 @@ class ClientConnection(asyncio.Protocol):
         self._gathered: list[bytes] = []  # written since the last hand-over to the transport
         self._gathered_bytes = 0
         self._queued = 0  # the transport's buffer size at the last hand-over
+        self._owed = 0  # bytes of replies allowed on top of the limit (see the invariants)
 
     # ------------------------------------------------------------------ asyncio callbacks
 
@@ -95,15 +100,18 @@ class ClientConnection(asyncio.Protocol):
 
     # ------------------------------------------------------------------ used by the server
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, reply: bool = False) -> None:
         if self.closing or self.transport is None:
             return
         gathered = self._gathered
         if not gathered:
             asyncio.get_running_loop().call_soon(self._flush)
+        if reply:  # measured now, not at the last hand-over: the client may have read since
+            if self.transport.get_write_buffer_size() + self._gathered_bytes <= self._limit:
+                self._owed += len(data)  # the client has caught up: it may have this much more
         gathered.append(data)
         self._gathered_bytes += len(data)
-        if self._queued + self._gathered_bytes > self._limit:
+        if self._queued + self._gathered_bytes > self._limit + self._owed:
             self._flush()
 
     def _flush(self) -> None:
@@ -116,7 +124,9 @@ class ClientConnection(asyncio.Protocol):
         gathered.clear()
         self._gathered_bytes = 0
         queued = self._queued = transport.get_write_buffer_size()
-        if queued > self._limit:
+        if queued <= self._limit:
+            self._owed = 0  # read down to the limit: the replies written before are taken
+        elif queued > self._limit + self._owed:
             self.close(f"slow consumer: {queued} bytes queued for it, over the limit of {self._limit}",
                        level=logging.WARNING, abort=True)
 

@@ -204,7 +204,7 @@ class BrokerServer:
             for action in actions:
                 kind = type(action)  # the action classes are final: exact types, cheaper than isinstance
                 if kind is Send:
-                    self._write(action.conn, action.data)
+                    self._write(action.conn, action.data, action.reply)
                 elif kind is Append:
                     self.durability.append(action.record)
                     if self._commit_timer is None:
@@ -232,10 +232,10 @@ class BrokerServer:
             return None
         return connection.transport.get_write_buffer_size()
 
-    def _write(self, conn: int, data: bytes) -> None:
+    def _write(self, conn: int, data: bytes, reply: bool = False) -> None:
         connection = self.connections.get(conn)
         if connection is not None:
-            connection.write(data)
+            connection.write(data, reply)
 
     # ------------------------------------------------------------------ timers
 

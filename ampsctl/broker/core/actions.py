@@ -23,10 +23,14 @@ from ampsctl.protocol.fastinit import fast_init
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Send:
-    """Write ``data`` (one or more encoded frames) to connection ``conn``."""
+    """Write ``data`` (one or more encoded frames) to connection ``conn``.
+
+    ``reply``: a query's result, the answer to the connection's own command. It may take the
+    connection past its outbound limit without making it a slow consumer (connection.py)."""
 
     conn: int
     data: bytes
+    reply: bool = False
 
 
 @fast_init

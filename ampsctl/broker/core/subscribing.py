@@ -136,7 +136,7 @@ def _query_replies(session: Session, cmd: Sow | SowAndSubscribe | SowAndDeltaSub
                             select=select, no_sowkey=cmd.options.no_sowkey)
     frames.append(GroupEnd(query_id=query_id, sub_id=sub_id).encode())
     frames.append(left)  # a replace's OOF notices (_refocus): after the results, as live messages come
-    out.append(Send(conn, b"".join(frames)))
+    out.append(Send(conn, b"".join(frames), True))  # a reply: it may exceed the outbound limit
     out += _acks(session, cmd, sub_id, query_id, AckType.COMPLETED)
     if cmd.wants(AckType.STATS):
         stats = stats_ack(cmd.cid, matches=result.matches, topic_matches=result.topic_matches,
