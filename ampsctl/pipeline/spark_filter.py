@@ -26,7 +26,8 @@ Theory of operation.
   differently only on some rows are *guards*: ``Compiled.exact`` is false on a row where any
   guard holds, and the caller evaluates that row with the Python evaluator instead. Guards:
   a path through an array of objects or a nested array (A10); a subscript on a non-array; an
-  integer (or integral numeric string) of 2^53 or more, where a double is no longer exact; a
+  integer (or integral numeric string, or integral JSON decimal: 2^63 to 2^64 are DECIMAL(19|20,0)
+  in a VARIANT) of 2^53 or more, where a double is no longer exact; a
   float used as text (Python ``repr`` is not Spark's cast); an integral JSON decimal (``1.0``
   parses to ``DECIMAL(1,0)``, losing float-ness) in arithmetic or text; an integer result of
   2^53 or more; a CONCAT result beyond ``MAX_TEXT`` characters (an evaluation error in
@@ -436,7 +437,9 @@ def _int_text(number: Column) -> Column:
 
 
 def _big_int(element: Column) -> Column:
-    return F.coalesce(element["i"], F.lit(False)) & (F.abs(element["n"]) >= EXACT_LIMIT)
+    # 'z' too: an integer from 2^63 to 2^64 is DECIMAL(19|20,0) in a VARIANT, an exact integer locally
+    integral = F.coalesce(element["i"], F.lit(False)) | F.coalesce(element["t"] == "z", F.lit(False))
+    return integral & (F.abs(element["n"]) >= EXACT_LIMIT)
 
 
 def _boolean(predicate: Column) -> _Val:

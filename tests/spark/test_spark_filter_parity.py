@@ -36,3 +36,18 @@ TERMINATED = [json.dumps({"a": "5" + end}) for end in ("\n", "\r", "\r\n", "\u20
 def test_a_number_followed_by_a_line_terminator_is_text(spark, text):
     got, expected = _selected(spark, TERMINATED, text)
     assert got == expected
+
+
+# Integers between 2^63 and 2^64 are exact integers locally (unsigned 64-bit); Spark's VARIANT
+# holds them as DECIMAL(19,0)/(20,0), which this compiler reads as a double.
+UNSIGNED = [json.dumps(doc) for doc in (
+    {"a": 2**63 + 1, "b": 2**63}, {"a": 2**64 - 1, "b": 2**64 - 2}, {"a": [2**63 + 1], "b": 2**63},
+    {"a": 2**63, "b": 2**63}, {"a": 5, "b": 4},
+)]
+
+
+@pytest.mark.parametrize("text", ["/a = /b", "/a > /b", "/a != /b", "/a IN (/b, 1)", "/a BETWEEN /b AND /b",
+                                  "/a > 9223372036854775808.0", "/a = 9.223372036854775808e18"])
+def test_unsigned_64_bit_integers_compare_exactly(spark, text):
+    got, expected = _selected(spark, UNSIGNED, text)
+    assert got == expected
