@@ -56,3 +56,23 @@ def test_conflated_delta_subscription_merges_the_deltas_and_conflation_key_group
         assert seen["y"] == [1] and seen["x"] == sorted(set(seen["x"]))  # per desk: the latest, never repeated
 
     broker_run(scenario)
+
+
+def test_conflated_delta_carries_every_field_that_changed_in_the_interval_even_back_to_its_value(broker_run) -> None:
+    """Seed 004, "Conflated Subscriptions and Delta Subscribe": the delivered delta is the merge of
+    the interval's deltas, so a field that changed and changed back is in it, with its last value.
+    The interval is an hour: a replace releases what the subscription holds, no clock involved."""
+    async def scenario(uri: str, _: Path) -> None:
+        pub, sub = await connect(uri, "pub"), await connect(uri, "sub")
+        await w(pub.publish("orders", b'{"id":99,"status":"open","notes":"none","xref":82}', ack="processed"))
+        deltas = await w(sub.subscribe("orders", delta=True, options="conflation=1h", sub_id="d"))
+        for update in (b'{"id":99,"status":"questioned","notes":"none","xref":82}',
+                       b'{"id":99,"status":"questioned","notes":"jcarlo hold","xref":82}',
+                       b'{"id":99,"status":"cleared","notes":"none","xref":82}',
+                       b'{"id":99,"status":"open","notes":"none","xref":82}'):
+            await pub.publish("orders", update)
+        await w(pub.flush("processed"))
+        await w(sub.subscribe("orders", delta=True, options="conflation=1h,replace", sub_id="d"))
+        assert json_body(await w(deltas.next())) == {"id": 99, "status": "open", "notes": "none"}
+
+    broker_run(scenario)

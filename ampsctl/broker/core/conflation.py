@@ -9,8 +9,12 @@ for it, and calls ``release(subs, now)``, which renders each due slot as one upd
 state before the first update" to "the latest state". So:
 
 * a full subscription gets the latest message of the key once per interval;
-* a delta subscription gets the diff of that span, which is the merge of the deltas it replaces
-  (the diff comes from ``JSON.diff``, the one delta implementation, via fan-out's renderer);
+* a delta subscription gets the merge of the deltas the span replaces (seed 004, "Conflated
+  Subscriptions and Delta Subscribe"): every field that changed during the span, with its latest
+  value, even one that changed back to the value it had before the span. Each update's delta
+  comes from ``JSON.diff`` (the one delta implementation) and they are merged as delta publishes
+  are (``JSON.merge``, last value wins) as they arrive. A span with an insert or a delete in it
+  (an update without both states) gets the diff from the state before the span to the latest;
 * filters, ``select``, ``oof`` and ``no_empties`` are applied when the slot is released, to the
   latest state (a key that left the filter gets its OOF then, a delete its ``deleted``).
 
@@ -38,6 +42,7 @@ from ampsctl.broker.core.actions import Send
 from ampsctl.broker.core.fanout import Update, UpdateKind, render
 from ampsctl.broker.core.subscriptions import Subscription, SubscriptionIndex
 from ampsctl.errors import AmpsctlError
+from ampsctl.messages.json_codec import JSON
 from ampsctl.messages.keys import key_material, key_values
 
 MIN_INTERVAL = 1_000  # µs: below this a timer cannot keep the promise
@@ -47,6 +52,20 @@ MIN_INTERVAL = 1_000  # µs: below this a timer cannot keep the promise
 class _Slot:
     first: Update  # the first update of the span: its ``old`` is the state delivered before
     latest: Update
+    merged: Any = None  # delta subscriptions: the merge of the span's deltas so far (None: no change yet)
+    exact: bool = True  # False once an update lacks a state (insert, delete, not JSON): no merge then
+
+    def add_delta(self, sub: Subscription, update: Update) -> None:
+        """Merge ``update``'s delta, as ``sub`` sees it (its select list), into ``merged``."""
+        old, new = update.parsed_old(), update.parsed_new()
+        if old is None or new is None:
+            self.exact, self.merged = False, None
+            return
+        if sub.select is not None:
+            old, new = sub.select.apply(old), sub.select.apply(new)
+        step = JSON.diff(old, new, update.key_fields, no_empties=True, send_keys=True)
+        if step is not None:  # None: nothing changed in this update
+            self.merged = step if self.merged is None else JSON.merge(self.merged, step)
 
 
 class ConflationQueue:
@@ -97,8 +116,15 @@ class Conflator:
         if slot is None:
             self.pending[key] = _Slot(update, update)
             self.queue.push(now + self.interval, sub, key)
-        else:
-            slot.latest = update
+            return
+        if update.key != slot.first.key:  # a conflation_key slot spanning two records: no one record's deltas
+            slot.exact, slot.merged = False, None
+        elif sub.delta and slot.exact and update.key is not None:  # deltas exist only for SOW records
+            if slot.first is slot.latest:
+                slot.add_delta(sub, slot.first)  # a span of one needs no merge: done when a second comes
+            if slot.exact:
+                slot.add_delta(sub, update)
+        slot.latest = update
 
     def _key(self, update: Update) -> Hashable:
         if self.key_fields is None:
@@ -139,4 +165,6 @@ def _span(slot: _Slot) -> Update:
                     key_fields=latest.key_fields, correlation_id=latest.correlation_id, bookmark=latest.bookmark)
     merged.new_doc = latest.new_doc
     merged.old_doc = first.old_doc
+    if slot.exact and slot.merged is not None:
+        merged.span_delta = slot.merged
     return merged

@@ -69,6 +69,7 @@ class Update:
     bookmark: str | None = None
     new_doc: Any = field(default=_UNPARSED)  # the parsed new state, when the caller has it
     old_doc: Any = field(default=_UNPARSED)
+    span_delta: Any = None  # a conflation span's merged deltas, for the one subscription it is rendered for
 
     def parsed_new(self) -> Any:
         if self.new_doc is _UNPARSED:
@@ -247,6 +248,8 @@ def _body(update: Update, sub: Subscription, seen: bool, all_full: bool) -> byte
 
 
 def _delta(update: Update, sub: Subscription) -> bytes | None:
+    if update.span_delta is not None:  # conflation.py: the merge of the span's deltas, select applied
+        return JSON.serialize(update.span_delta)
     old, new = update.parsed_old(), update.parsed_new()
     if old is None or new is None:
         return update.new  # not JSON on one side: only the full message can be sent
