@@ -199,7 +199,10 @@ class _Compiler:
             # evaluator decides), but a plain cast would fail the whole query under ANSI mode
             whole_x, whole_y = x.try_cast("bigint"), y.try_cast("bigint")
             if op == "/":
-                integral = F.call_function("div", whole_x, whole_y).cast("double")
+                # -2^63 div -1 overflows bigint and fails the whole query under ANSI mode; its row is
+                # guarded (an operand beyond 2^53), so NULL here is never used
+                overflow = (whole_x == F.lit(-(2**63))) & (whole_y == -1)
+                integral = F.when(~overflow, F.call_function("div", whole_x, whole_y).cast("double"))
                 number = F.when(y == 0, None).when(both, integral).otherwise(F.try_divide(x, y))
             else:
                 number = F.when(y == 0, None).when(both, (whole_x % whole_y).cast("double")).otherwise(x % y)

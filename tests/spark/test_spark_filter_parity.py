@@ -51,3 +51,15 @@ UNSIGNED = [json.dumps(doc) for doc in (
 def test_unsigned_64_bit_integers_compare_exactly(spark, text):
     got, expected = _selected(spark, UNSIGNED, text)
     assert got == expected
+
+
+# -2^63 / -1 is 2^63: an integer locally (fit_int), an overflow of Spark's bigint `div` (ANSI).
+MINIMUM = [json.dumps(doc) for doc in (
+    {"a": -(2**63), "b": -1}, {"a": str(-(2**63)), "b": "-1"}, {"a": -(2**63), "b": 1}, {"a": 7, "b": -1},
+)]
+
+
+@pytest.mark.parametrize("text", ["/a / -1 > 0", "/a / /b > 0", "/a % /b = 0", "-/a > 0", "ABS(/a) > 0"])
+def test_the_smallest_64_bit_integer_divided_by_minus_one(spark, text):
+    got, expected = _selected(spark, MINIMUM, text)
+    assert got == expected
