@@ -147,3 +147,43 @@ def test_sow_and_subscribe_on_a_topic_without_sow_goes_live(broker_run) -> None:
         assert json_body(await w(live.next())) == {"x": 1}
 
     broker_run(scenario)
+
+
+@pytest.mark.parametrize("bookmark", ["0", "0|1|", "20200101T000000Z", "123|4|"])
+def test_a_bookmark_on_a_query_of_topics_without_history_is_ignored(broker_run, bookmark) -> None:
+    """§5.6/§5.7 [DOC]: "for SOW topics where historical query is not enabled, AMPS ignores this
+    parameter" (bm): the query returns the current state, and sow_and_subscribe goes live."""
+    async def scenario(uri: str, _: Path) -> None:
+        client = await connect(uri, "q")
+        await _fill(client, 2)
+        replies = await w(client.request({"c": "sow", "t": "orders", "bm": bookmark, "bs": 10,
+                                           "a": "processed,completed"}, until="completed"))
+        batch = next(r for r in replies if isinstance(r, SowBatch))
+        assert sorted(orjson.loads(record.data)["id"] for record in batch.records) == [1, 2]
+        live = client.wire.subscription_queue("s")
+        replies = await w(client.request({"c": "sow_and_subscribe", "t": "orders", "bm": bookmark, "sub_id": "s",
+                                          "a": "processed,completed"}, until="completed"))
+        assert sum(len(r.records) for r in replies if isinstance(r, SowBatch)) == 2
+        await w(client.publish("orders", b'{"id":3,"qty":1}', ack="processed"))
+        assert json_body(await w(live.get())) == {"id": 3, "qty": 1}
+
+    broker_run(scenario)
+
+
+def test_a_bookmark_on_a_query_of_a_topic_with_history_is_still_refused(broker_run) -> None:
+    """As-of queries are not served yet: a History topic's bm is refused, never silently ignored."""
+    from e2e_helpers import CONFIG
+    config = CONFIG.replace("</SOW>", "<Topic><Name>hist</Name><MessageType>json</MessageType><Key>/id</Key>"
+                                      "<Durability>transient</Durability>"
+                                      "<History><Window>1h</Window><Granularity>1s</Granularity></History>"
+                                      "</Topic></SOW>")
+
+    async def scenario(uri: str, _: Path) -> None:
+        client = await connect(uri, "q")
+        await w(client.publish("hist", b'{"id":1}', ack="processed"))
+        with pytest.raises(CommandFailed) as failed:
+            await w(client.request({"c": "sow", "t": "hist", "bm": "20200101T000000Z", "a": "processed"}))
+        assert failed.value.reason == "invalid options"
+        assert len((await w(client.sow("hist"))).records) == 1  # without bm: the current state
+
+    broker_run(scenario, config)

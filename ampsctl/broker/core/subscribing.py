@@ -44,6 +44,7 @@ from ampsctl.protocol.commands import DeltaSubscribe, Sow, SowAndDeltaSubscribe,
 from ampsctl.protocol.errors import Reason
 from ampsctl.protocol.messages import GroupBegin, GroupEnd, Oof, OofReason
 from ampsctl.sow.query import Row
+from ampsctl.sow.topic import SowTopic
 
 if TYPE_CHECKING:
     from ampsctl.broker.core.broker import BrokerCore
@@ -93,7 +94,7 @@ def sow(core: BrokerCore, session: Session, cmd: Sow, now: int) -> list[Action]:
     topics = sow_topics(core.store, cmd.topic, core.settings.message_type)
     if topics is None:
         raise Refused(Reason.INVALID_TOPIC, f"topic {cmd.topic!r} has no SOW: a sow query needs a SOW topic")
-    _check_historical(cmd.bookmark)
+    _check_historical(core, cmd.topic, topics, cmd.bookmark)
     chosen = prepare(cmd.filter, cmd.sow_keys, cmd.orderby, topics)
     result = run(chosen, topics, now=now, top_n=cmd.options.top_n, skip_n=cmd.options.skip_n,
                  documents=bool(cmd.options.select))  # result_frames applies the select list to row.doc
@@ -106,7 +107,7 @@ def sow_and_subscribe(core: BrokerCore, session: Session, cmd: SowAndSubscribe |
     topics = sow_topics(core.store, cmd.topic, message_type) or []  # no SOW: empty result, then live
     sub_id = cmd.sub_id or _assign(core, session)
     _check_new(core, session, sub_id, cmd.options)
-    _check_historical(cmd.bookmark)
+    _check_historical(core, cmd.topic, topics, cmd.bookmark)
     chosen = prepare(cmd.filter, cmd.sow_keys, cmd.orderby, topics)
     predicate = _predicate(cmd.filter)
     result = run(chosen, topics, now=now, top_n=cmd.options.top_n, skip_n=cmd.options.skip_n,
@@ -235,9 +236,16 @@ def _check_bookmark(core: BrokerCore, topic: str, bookmark: str, options: Comman
     return None if position.now else position
 
 
-def _check_historical(bookmark: str | None) -> None:
-    if bookmark is not None:
-        raise Refused(Reason.INVALID_OPTIONS, f"historical SOW query (bm {bookmark!r}) is not supported yet")
+def _check_historical(core: BrokerCore, topic: str, topics: list[SowTopic], bookmark: str | None) -> None:
+    """A query's ``bm`` asks a History topic for its past state; "for SOW topics where historical
+    query is not enabled, AMPS ignores this parameter" (§5.6, §5.7 [DOC]), so only a query of a
+    topic with History is refused (as-of queries are not served yet)."""
+    if bookmark is None:
+        return
+    group = core.store.route(topic, core.settings.message_type) if not has_metachars(topic) else None
+    if any(found.spec.history for found in topics) or (group is not None and group.spec.history):
+        raise Refused(Reason.INVALID_OPTIONS, f"historical SOW query (bm {bookmark!r}) of a topic with History "
+                                              "is not supported yet")
 
 
 def _predicate(filter_text: str | None) -> Predicate | None:
