@@ -164,7 +164,9 @@ class CommandError(ProtocolError):
 
     ``command`` is the ``c`` value as sent (None if absent), ``cid`` the command id for
     correlation, ``reason`` the §7.4 reason and ``ack`` the failure ack to send, or None when
-    the command requested no ack that could carry it.
+    the command requested no ack that could carry it. ``received``: the success ``received`` ack
+    that comes first when the command asked for it and the failure rides on another ack (the
+    command did arrive, §7.1).
     """
 
     fatal = False
@@ -178,13 +180,17 @@ class CommandError(ProtocolError):
         cid: str | None,
         ack: Ack | None,
         hint: str | None = None,
+        received: Ack | None = None,
     ) -> None:
         super().__init__(message, code="COMMAND", hint=hint)
         self.reason = reason
         self.command = command
         self.cid = cid
         self.ack = ack
+        self.received = received
 
     def reply(self) -> bytes | None:
-        """The failure ack's frame bytes, or None when nothing is to be sent."""
-        return self.ack.encode() if self.ack is not None else None
+        """The frame bytes to answer with (``received``, then the failure ack), or None."""
+        if self.ack is None:
+            return None
+        return self.ack.encode() if self.received is None else self.received.encode() + self.ack.encode()

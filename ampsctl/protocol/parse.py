@@ -335,9 +335,13 @@ def _failure(
     message: str,
 ) -> CommandError:
     ack_type = failure_ack_type(acks)
-    ack = None if ack_type is None else Ack(ack_type, Status.FAILURE, cid, reason.value, **_echo(kind, header, cid))
+    echo = _echo(kind, header, cid)
+    ack = None if ack_type is None else Ack(ack_type, Status.FAILURE, cid, reason.value, **echo)
+    received = None  # a known command arrived, whatever is wrong with it (§7.1); an unknown one did not
+    if kind is not None and ack_type is not AckType.RECEIVED and AckType.RECEIVED in acks:
+        received = Ack(AckType.RECEIVED, Status.SUCCESS, cid, None, **echo)
     command = name if isinstance(name, str) else None
-    return CommandError(reason, message, command=command, cid=cid, ack=ack)
+    return CommandError(reason, message, command=command, cid=cid, ack=ack, received=received)
 
 
 def _echo(kind: CommandKind | None, header: Mapping[str, Any], cid: str | None) -> dict[str, Any]:

@@ -169,6 +169,9 @@ class BrokerCore:
     def _refusal(self, session: Session, command: Command, refused: Refused) -> list[Action]:
         out: list[Action] = []
         carrier = failure_ack_type(command.acks)
+        if carrier is not AckType.RECEIVED and command.wants(AckType.RECEIVED):
+            # received says the command arrived, before it is processed (§7.1): refused or not, it did
+            out.append(Send(session.conn, command.ack(AckType.RECEIVED).encode()))
         if carrier is not None:
             ack = command.ack(carrier, status=Status.FAILURE, reason=refused.reason)
             out.append(Send(session.conn, ack.encode()))
