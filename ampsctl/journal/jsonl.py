@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +55,9 @@ _KNOWN = frozenset(("command", "topic", "message_type", "timestamp", *_OPTIONAL_
 _CHECKED_TYPES = ("json", "xml", "fix", "nvfix")
 _UINT64 = (1 << 64) - 1
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1  # a journal record's timestamp is a signed 64-bit µs count
+_QUOTED = {name: b'"%s"' % name.encode("ascii") for name in _KNOWN}
+# a name spelled with a \\u escape (every field name is ASCII letters and _): it may repeat another
+_ESCAPED_NAME = re.compile(rb'"[A-Za-z_]*\\u[^"]*"\s*:')
 HINT = ('one JSON object per line, e.g. {"command":"publish","topic":"orders","data":{"id":1}}; '
         "see `ampsctl journal import --help`")
 
@@ -89,6 +94,9 @@ def parse_line(raw: bytes | str, clock: Clock) -> JournalRecord:
     unknown = sorted(set(obj) - _KNOWN)
     if unknown:
         raise _bad(f"unknown field {unknown[0]!r}", hint=f"fields: {', '.join(sorted(_KNOWN))}")
+    twice = _field_twice(raw, obj)
+    if twice is not None:
+        raise _bad(f"field {twice!r} is given twice", hint="give each field once: JSON keeps only the last of two equal names")
     command = _command(obj.get("command", "publish"))
     topic = obj.get("topic")
     if not isinstance(topic, str) or not topic:
@@ -176,6 +184,30 @@ def _loads(raw: bytes | str) -> Any:
     losing digits, so a line that may hold one is read again by the standard library, which
     keeps every integer exact (orjson has accepted the line, so both read the same document)."""
     return loads_keeping_integers(raw)
+
+
+def _field_twice(raw: bytes | str, obj: dict[str, Any]) -> str | None:
+    """A field name (all known ones) the line's object holds twice (orjson keeps the last silently), or None.
+
+    Cheap test first: each name appears once in the text as written, and no name is spelled
+    with a \\u escape; only a line that fails it (a name repeated inside ``data`` too, say) is
+    read again by the standard library, which shows every name of the object."""
+    data = raw.encode("utf-8") if isinstance(raw, str) else raw
+    counts = list(map(data.count, map(_QUOTED.__getitem__, obj)))  # every name is known by now
+    if counts.count(1) == len(counts) and (b"\\" not in data or not _ESCAPED_NAME.search(data)):
+        return None
+    names: list[str] = []
+
+    def pairs(found: list[tuple[str, Any]]) -> None:
+        names[:] = [name for name, _ in found]  # the outermost object is the last one closed
+
+    json.loads(data, object_pairs_hook=pairs)  # orjson has accepted the line
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
 
 
 def _dumps(value: Any) -> bytes:

@@ -125,3 +125,23 @@ def test_a_deep_line_with_a_long_integer_is_imported_not_a_crash(depth: int) -> 
     data = '{"a":' * depth + "123456789012345678901234567890" + "}" * depth
     record = parse_line('{"topic":"o","data":%s}' % data, Clock())
     assert record.payload == data.encode()
+
+
+@pytest.mark.parametrize(("line", "twice"), [
+    ('{"topic":"a","data":{"id":1},"topic":"b"}', "topic"),
+    ('{"topic" : "a", "payload":"{}", "topic"\t:"b"}', "topic"),
+    ('{"topic":"a","payload":"{}","client_name":"x","client\\u005fname":"y"}', "client_name"),
+    ('{"\\u0074opic":"a","payload":"{}","topic":"b"}', "topic"),
+    ('{"topic":"a","data":{"topic":"t"},"data":{"id":2}}', "data"),
+    ('{"topic":"a","data":{"topic":"t","data":{}}}', None),  # names of the message are not fields
+    ('{"topic":"a","payload":"{\\"topic\\":1,\\"topic\\":2}"}', None),
+    ('{"topic":"a","message_type":"fix","payload":"55=\\u00e9\\u0001"}', None),
+    ('{"topic":"caf\\u00e9","data":{"n\\u00e9":1}}', None),
+])
+def test_a_field_given_twice_is_refused(line: str, twice: str | None) -> None:
+    # orjson keeps the last of two equal names, so the record silently took the second value
+    if twice is None:
+        parse_line(line, Clock())
+        return
+    with pytest.raises(InputError, match=f"field '{twice}' is given twice"):
+        parse_line(line, Clock())
