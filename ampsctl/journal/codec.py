@@ -138,12 +138,18 @@ def decode_header(data: bytes) -> SegmentHeader:
 
 
 def _looks_like(data: bytes) -> str:
+    """What a file with another magic number seems to be, for the error message."""
     head = bytes(data[:64])
+    if head.startswith(b"SQLite format 3\x00"):
+        return "; the file is an SQLite database, such as a SOW file (read those with `ampsctl sow query|dump|stats`)"
+    if head.startswith(b"\x89AJX"):  # index.INDEX_MAGIC
+        return "; the file is a journal index (NNNNNNNN.index), not a segment: give the NNNNNNNN.journal file or the directory"
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError:
         return ""
-    return "; the file looks like text" if text.isprintable() or "\n" in text else ""
+    # a line break is text too (isprintable refuses it); a NUL or other control character is not
+    return "; the file looks like text" if text.replace("\n", "").replace("\r", "").replace("\t", "").isprintable() else ""
 
 
 # ----------------------------------------------------------------------------- encoding

@@ -132,9 +132,8 @@ def check_header(path: str | os.PathLike[str]) -> None:
         if len(head) < len(SQLITE_MAGIC) and SQLITE_MAGIC.startswith(head):
             # empty, or cut inside the magic: what a crash can leave of a SOW file, never another file
             raise damaged(where, f"only {size} bytes: the file is cut off inside its header")
-        kind = "it looks like a text file" if _texty(head) else "it is not an SQLite database"
-        raise SowFileError(where, f"not a SOW file: {kind}", code="SOW_FORMAT",
-                           hint="give a file written by `ampsctl journal compact` or the broker (SOW/Topic/FileName)")
+        kind, hint = _other_kind(head)
+        raise SowFileError(where, f"not a SOW file: {kind}", code="SOW_FORMAT", hint=hint)
     if len(head) < 100:
         raise damaged(where, f"only {size} bytes: the file is cut off inside its header")
     application = int.from_bytes(head[68:72], "big")
@@ -152,6 +151,16 @@ def check_header(path: str | os.PathLike[str]) -> None:
         raise damaged(where, f"impossible page size {page_size} in the header")
     if valid_for == changes and pages and size < pages * page_size:
         raise damaged(where, f"the file is truncated: {size} bytes, its header says {pages} pages of {page_size} bytes")
+
+
+def _other_kind(head: bytes) -> tuple[str, str]:
+    """What a file that is not SQLite seems to be, and the hint for it."""
+    if head.startswith((b"\x89AJL", b"\x89AJX")):  # journal.codec.SEGMENT_MAGIC, journal.index.INDEX_MAGIC
+        kind = "it is an ampsctl journal segment" if head[3:4] == b"L" else "it is an ampsctl journal index"
+        return kind, ("read a journal with `ampsctl journal dump DIR`, or build SOW files from it with "
+                      "`ampsctl journal compact DIR --config CFG --out DIR`")
+    kind = "it looks like a text file" if _texty(head) else "it is not an SQLite database"
+    return kind, "give a file written by `ampsctl journal compact` or the broker (SOW/Topic/FileName)"
 
 
 def _texty(head: bytes) -> bool:

@@ -1,0 +1,75 @@
+"""``ampsctl journal ...`` and ``ampsctl sow ...`` on odd but plausible input, through the real
+entry point (``clitools.run_ampsctl``): each case is a mistake an AMPS user can make, and the
+answer must be a clear error with a defined exit code, never a silent guess."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clitools import run_ampsctl
+
+DEMO = b'{"topic":"orders","data":{"id":1,"qty":5}}\n{"topic":"orders","data":{"id":2,"qty":7}}\n'
+CONFIG = b"""<AMPSConfig><Name>t</Name><SOW>
+<Topic><Name>orders</Name><MessageType>json</MessageType><FileName>sow/%n.sow</FileName><Key>/id</Key></Topic>
+</SOW></AMPSConfig>
+"""
+
+
+def _journal_and_sow(base: Path) -> tuple[Path, Path]:
+    (base / "in.jsonl").write_bytes(DEMO)
+    (base / "amps.xml").write_bytes(CONFIG)
+    assert run_ampsctl("journal", "import", "in.jsonl", "--out", "j", cwd=base).code == 0
+    assert run_ampsctl("journal", "compact", "j", "--config", "amps.xml", "--out", "out", cwd=base).code == 0
+    return base / "j", base / "out" / "orders.json.sow"
+
+
+# ------------------------------------------------------------------ journal import
+
+
+def test_import_refuses_a_field_given_twice(tmp_path: Path) -> None:
+    # orjson keeps the last of two equal names: the record went to topic 'b' without a word
+    (tmp_path / "in.jsonl").write_bytes(b'{"topic":"orders","data":{"id":1}}\n'
+                                        b'{"topic":"a","data":{"id":2},"topic":"b"}\n')
+    done = run_ampsctl("journal", "import", "in.jsonl", "--out", "j", cwd=tmp_path)
+    assert done.code == 3, done.output
+    assert "in.jsonl:2: field 'topic' is given twice" in done.stderr
+    assert "Traceback" not in done.output and not (tmp_path / "j").exists()
+
+
+def test_import_refuses_a_field_given_twice_under_an_escaped_name(tmp_path: Path) -> None:
+    (tmp_path / "in.jsonl").write_bytes(b'{"topic":"a","data":{"id":2},"sow_key":"x","sow\\u005fkey":"y"}\n')
+    done = run_ampsctl("journal", "import", "in.jsonl", "--out", "j", cwd=tmp_path)
+    assert done.code == 3, done.output
+    assert "in.jsonl:1: field 'sow_key' is given twice" in done.stderr
+
+
+def test_import_accepts_field_names_repeated_inside_the_message(tmp_path: Path) -> None:
+    # a name of the record's own fields may appear in the message (and escaped quotes in a payload)
+    (tmp_path / "in.jsonl").write_bytes(b'{"topic":"a","data":{"topic":"t","data":{"topic":1}},"client_name":"c"}\n'
+                                        b'{"topic":"a","payload":"{\\"topic\\":\\"x\\",\\"id\\":3}"}\n')
+    done = run_ampsctl("journal", "import", "in.jsonl", "--out", "j", cwd=tmp_path)
+    assert done.code == 0, done.output
+    dumped = run_ampsctl("journal", "dump", "j", "--format", "jsonl", cwd=tmp_path)
+    assert '"topic":"a"' in dumped.stdout and '\\"topic\\":\\"x\\"' in dumped.stdout
+
+
+# ------------------------------------------------------------------ the wrong kind of file
+
+
+def test_a_sow_file_given_to_journal_commands_is_named_as_one(tmp_path: Path) -> None:
+    _, sow = _journal_and_sow(tmp_path)
+    for command in ("dump", "verify"):
+        done = run_ampsctl("journal", command, sow, cwd=tmp_path)
+        assert done.code == 3, done.output
+        assert "looks like text" not in done.stderr  # it said so of an SQLite file
+        assert "SQLite database" in done.stderr and "ampsctl sow" in done.stderr
+
+
+def test_a_journal_segment_given_to_sow_commands_is_named_as_one(tmp_path: Path) -> None:
+    journal, _ = _journal_and_sow(tmp_path)
+    for command in ("query", "dump", "stats"):
+        done = run_ampsctl("sow", command, journal / "00000001.journal", cwd=tmp_path)
+        assert done.code == 3, done.output
+        assert "journal segment" in done.stderr and "ampsctl journal dump" in done.stderr
+        done = run_ampsctl("sow", command, journal / "00000001.index", cwd=tmp_path)
+        assert done.code == 3 and "journal index" in done.stderr, done.output
