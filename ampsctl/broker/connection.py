@@ -23,8 +23,9 @@ Invariants:
   it again: a client that reads is never cut off for the size of what it asked for, and one
   that does not read is still cut off once more than the limit comes on top of the reply.
 * Nothing is read from a connection once it is closing.
-* A client that half-closes (EOF) while ``persisted`` acks are held for it keeps its socket
-  until the commit releases them; then the server closes it.
+* A client that half-closes (EOF) while it is owed more for commands it sent (``persisted`` acks
+  held for a commit, a bookmark replay still streaming) keeps its socket until that is sent;
+  then the server closes it.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class ClientConnection(asyncio.Protocol):
         self.peer = ""
         self.transport: asyncio.Transport | None = None
         self.closing = False
-        self.input_ended = False  # the client half-closed; the socket stays open for held acks
+        self.input_ended = False  # the client half-closed; the socket stays open for what it is owed
         self.decoder = FrameDecoder(server.settings.max_frame_size)
         self._limit = server.settings.outbound_limit
         self._gathered: list[bytes] = []  # written since the last hand-over to the transport

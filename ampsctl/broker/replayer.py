@@ -72,14 +72,20 @@ class Replayer:
 
     def __init__(self, core: BrokerCore, journal_dir: Path | None, *, commit: Callable[[], None],
                  execute: Callable[[list[Action]], None], queued: Callable[[int], int | None],
-                 clock: Callable[[], int]) -> None:
+                 clock: Callable[[], int], ended: Callable[[int], None] = lambda conn: None) -> None:
         self.core = core
         self.clock = clock  # µs, for the config's actions a resolved start may run
         self.journal_dir = journal_dir
         self.commit = commit
         self.execute = execute
         self.queued = queued  # bytes waiting on a connection's socket; None once it is gone
+        self.ended = ended  # told the connection when one of its streams ends (a half-closed client waits for it)
         self.tasks: set[asyncio.Task[None]] = set()
+        self.streaming: dict[int, int] = {}  # connection -> replays it is streaming
+
+    def serving(self, conn: int) -> bool:
+        """Whether a replay is still streaming to ``conn`` (a half-closed client is owed the rest)."""
+        return conn in self.streaming
 
     def start(self, ticket: ReplayTicket) -> None:
         """Steps 1-3 (synchronous, so the acks keep their place on the connection), then ``stream``."""
@@ -106,7 +112,17 @@ class Replayer:
             return
         task = asyncio.get_running_loop().create_task(self.stream(reader, ticket))
         self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        conn = ticket.conn
+        self.streaming[conn] = self.streaming.get(conn, 0) + 1
+        task.add_done_callback(lambda done: self._done(done, conn))
+
+    def _done(self, task: asyncio.Task[None], conn: int) -> None:
+        self.tasks.discard(task)
+        left = self.streaming.pop(conn, 1) - 1
+        if left:
+            self.streaming[conn] = left
+        else:
+            self.ended(conn)
 
     async def stream(self, reader: JournalReader, ticket: ReplayTicket) -> None:
         core = self.core

@@ -91,7 +91,7 @@ class BrokerServer:
         self._closed = False
         journal = settings.journal
         self.replayer = Replayer(core, journal.directory if journal is not None else None, commit=self._commit,
-                                 execute=self.execute, queued=self._queued, clock=clock)
+                                 execute=self.execute, queued=self._queued, clock=clock, ended=self._close_if_ended)
 
     # ------------------------------------------------------------------ life cycle
 
@@ -169,8 +169,15 @@ class BrokerServer:
         return conn
 
     def holds_for(self, conn: int) -> bool:
-        """Whether acks for ``conn`` wait for a journal commit (a half-closed client still gets them)."""
-        return self.durability.holds(conn)
+        """Whether ``conn`` is owed more for commands it sent: acks waiting for a journal commit, or
+        a bookmark replay still streaming (a half-closed client still gets them)."""
+        return self.durability.holds(conn) or self.replayer.serving(conn)
+
+    def _close_if_ended(self, conn: int) -> None:
+        """Close a connection whose client ended its input once nothing more is owed to it."""
+        connection = self.connections.get(conn)
+        if connection is not None and connection.input_ended and not self.holds_for(conn):
+            connection.close("the client ended its input; what it was owed was sent")
 
     def unregister(self, connection: ClientConnection) -> None:
         if self.connections.pop(connection.conn, None) is not None:
@@ -305,9 +312,7 @@ class BrokerServer:
         for conn, frame in released:
             self._write(conn, frame)
         for conn in {conn for conn, _ in released}:
-            connection = self.connections.get(conn)
-            if connection is not None and connection.input_ended and not self.durability.holds(conn):
-                connection.close("the client ended its input; the acks held for it were sent")
+            self._close_if_ended(conn)
 
     def commit_soon(self) -> None:
         """Start a commit now rather than at the next FlushInterval (a checkpoint waits for it)."""

@@ -234,3 +234,28 @@ def test_a_subscriber_leaving_mid_replay_stops_it_and_others_are_served(broker_r
         await _nothing_more(pub, replay)
 
     broker_run(scenario)
+
+
+def test_a_client_that_half_closes_after_a_bookmark_subscribe_still_gets_the_whole_replay(broker_run) -> None:
+    """A client that sends its commands and then ends its input (shutdown(SHUT_WR), as a script
+    piping commands does) is owed the replay it asked for, as it is owed held persisted acks: the
+    broker closes the connection once the replay's completed ack is sent, not after the first chunk."""
+    from ampsctl.protocol.frames import FrameDecoder, encode_frame
+    from test_e2e_bad_input import LOGON, _hung_up, _raw
+
+    async def scenario(uri: str, _: Path) -> None:
+        publisher = await connect(uri, "pub")
+        for n in range(1500):  # three replay chunks
+            await publisher.publish("orders", b'{"id":%d}' % n)
+        await w(publisher.flush())
+        reader, writer = await _raw(uri)
+        writer.write(LOGON + encode_frame({"c": "subscribe", "t": "orders", "bm": "0", "cid": "s",
+                                           "a": "processed,completed"}))
+        writer.write_eof()
+        await w(writer.drain())
+        frames = FrameDecoder().feed(await _hung_up(reader))
+        writer.close()
+        assert [orjson.loads(f.body)["id"] for f in frames if f.header["c"] == "p"] == list(range(1500))
+        assert frames[-1].header["cid"] == "s" and frames[-1].header["a"] == "completed"
+
+    broker_run(scenario)
