@@ -188,10 +188,8 @@ def _spec(model: ConfigModel, entry: SowEntry) -> TopicSpec:
         key_fields=tuple((el.text or "").strip() for el in entry.all("Key")),
         key_domain=entry.text("KeyDomain") or None,
         expiration=_expiration(entry, model),
-        hash_indexes=tuple(
-            tuple((key.text or "").strip() for key in index.iterchildren("Key")) for index in entry.all("HashIndex")
-        ),
-        indexes=tuple((el.text or "").strip() for el in entry.all("Index")),
+        hash_indexes=tuple(_hash_index(model, entry, index) for index in entry.all("HashIndex")),
+        indexes=tuple(_memo_index(model, entry, el) for el in entry.all("Index")),
         history_window=window,
         history_granularity=granularity,
         pattern=bool(pattern_text),
@@ -214,6 +212,29 @@ def _check_pattern(model: ConfigModel, entry: SowEntry, pattern: str) -> None:
                          code="SOW_CONFIG", location=model.config.locate_text(entry.first("Pattern")),
                          hint="fix the pattern (escape literal characters such as ( [ { with a backslash); "
                               "`ampsctl validate` reports it as SOWT-031")
+
+
+def _hash_index(model: ConfigModel, entry: SowEntry, index: Any) -> tuple[str, ...]:
+    """The field paths of one HashIndex; InputError for one without a field (SOWT-026), which
+    would otherwise be dropped without a word."""
+    paths = tuple((key.text or "").strip() for key in index.iterchildren("Key"))
+    if not paths or not all(paths):
+        raise InputError(f"SOW Topic '{entry.name}': a HashIndex {'has an empty Key' if paths else 'has no Key'}",
+                         code="SOW_CONFIG", location=model.config.locate(index),
+                         hint="list each field of the index in a Key of its own: <HashIndex><Key>/qty</Key></HashIndex>")
+    return paths
+
+
+def _memo_index(model: ConfigModel, entry: SowEntry, el: Any) -> str:
+    """The field path of one Index; InputError for an empty one: <Index><Key>/qty</Key></Index>
+    (HashIndex's form) has no text of its own and was dropped without a word."""
+    path = (el.text or "").strip()
+    if not path:
+        nested = el.find("Key") is not None
+        raise InputError(f"SOW Topic '{entry.name}': an Index {'holds a Key element instead of a path' if nested else 'is empty'}",
+                         code="SOW_CONFIG", location=model.config.locate(el),
+                         hint="an Index names one field as its text: <Index>/qty</Index> (Key elements belong in a HashIndex)")
+    return path
 
 
 def _child_text(el: Any, name: str) -> str | None:

@@ -73,3 +73,21 @@ def test_a_journal_segment_given_to_sow_commands_is_named_as_one(tmp_path: Path)
         assert "journal segment" in done.stderr and "ampsctl journal dump" in done.stderr
         done = run_ampsctl("sow", command, journal / "00000001.index", cwd=tmp_path)
         assert done.code == 3 and "journal index" in done.stderr, done.output
+
+
+# ------------------------------------------------------------------ configs compaction cannot honour
+
+
+def test_compact_refuses_an_index_without_a_field(tmp_path: Path) -> None:
+    # <Index><Key>/qty</Key></Index> (HashIndex's form) and <HashIndex/> were dropped without a
+    # word: the files had no such index, while `ampsctl validate` calls both errors
+    (tmp_path / "in.jsonl").write_bytes(DEMO)
+    assert run_ampsctl("journal", "import", "in.jsonl", "--out", "j", cwd=tmp_path).code == 0
+    for index, says in (("<Index><Key>/qty</Key></Index>", "<Index>/qty</Index>"), ("<Index/>", "<Index>/qty</Index>"),
+                        ("<HashIndex/>", "<HashIndex><Key>/qty</Key></HashIndex>"),
+                        ("<HashIndex><Key> </Key></HashIndex>", "<HashIndex><Key>/qty</Key></HashIndex>")):
+        (tmp_path / "amps.xml").write_bytes(CONFIG.replace(b"<Key>/id</Key>", b"<Key>/id</Key>" + index.encode()))
+        done = run_ampsctl("journal", "compact", "j", "--config", "amps.xml", "--out", "out", cwd=tmp_path)
+        assert done.code == 3, (index, done.output)
+        assert "amps.xml:" in done.stderr and says in done.stderr, (index, done.stderr)
+        assert not (tmp_path / "out").exists()
