@@ -13,8 +13,8 @@ subscribe. The server then, before it executes anything else:
 ``stream`` then runs as a task: it reads records after the start and up to ``upto`` in chunks of
 ``CHUNK`` (only the subscription's topics), gives each chunk to ``replay.feed`` and executes the
 frames, and yields to the event loop between chunks so other clients keep being served. Before
-each chunk it waits while the subscriber's socket has more than ``PAUSE_BYTES`` queued, so a big
-journal is paced by the reader instead of filling memory. It ends with ``replay.finish`` (held
+each chunk it waits while the subscriber's socket has more than ``PAUSE_BYTES`` queued (or the
+outbound limit, when lower), so a big journal is paced by the reader instead of filling memory. It ends with ``replay.finish`` (held
 live frames, then ``completed``), or stops as soon as the core says the ticket is stale
 (unsubscribed, replaced, disconnected). A journal that cannot be read ends in ``replay.abort``.
 """
@@ -72,7 +72,8 @@ class Replayer:
 
     def __init__(self, core: BrokerCore, journal_dir: Path | None, *, commit: Callable[[], None],
                  execute: Callable[[list[Action]], None], queued: Callable[[int], int | None],
-                 clock: Callable[[], int], ended: Callable[[int], None] = lambda conn: None) -> None:
+                 clock: Callable[[], int], ended: Callable[[int], None] = lambda conn: None,
+                 pause_bytes: int = PAUSE_BYTES) -> None:
         self.core = core
         self.clock = clock  # µs, for the config's actions a resolved start may run
         self.journal_dir = journal_dir
@@ -82,6 +83,9 @@ class Replayer:
         self.ended = ended  # told the connection when one of its streams ends (a half-closed client waits for it)
         self.tasks: set[asyncio.Task[None]] = set()
         self.streaming: dict[int, int] = {}  # connection -> replays it is streaming
+        # A chunk goes out once the subscriber has read down to this: never above the outbound
+        # limit, or the chunk would not count as a reply the client caught up for (connection.py).
+        self.pause_bytes = pause_bytes
 
     def serving(self, conn: int) -> bool:
         """Whether a replay is still streaming to ``conn`` (a half-closed client is owed the rest)."""
@@ -149,7 +153,7 @@ class Replayer:
     async def _drained(self, ticket: ReplayTicket) -> None:
         while not ticket.overflowed:
             queued = self.queued(ticket.conn)
-            if queued is None or queued <= PAUSE_BYTES or not core_replay.active(self.core, ticket):
+            if queued is None or queued <= self.pause_bytes or not core_replay.active(self.core, ticket):
                 return
             await asyncio.sleep(_DRAIN_POLL)
 

@@ -51,7 +51,7 @@ from ampsctl.broker.connection import ClientConnection
 from ampsctl.broker.core import Action, Append, BrokerCore, Close, Log, LogLevel, Send, SendDurable
 from ampsctl.broker.core.replay import StartReplay
 from ampsctl.broker.durability import BrokerFailure, Durability
-from ampsctl.broker.replayer import Replayer
+from ampsctl.broker.replayer import PAUSE_BYTES, Replayer
 from ampsctl.broker.settings import BrokerSettings, Listener
 from ampsctl.errors import AmpsctlError, EnvironmentProblem
 from ampsctl.journal.writer import SyncJob
@@ -91,7 +91,8 @@ class BrokerServer:
         self._closed = False
         journal = settings.journal
         self.replayer = Replayer(core, journal.directory if journal is not None else None, commit=self._commit,
-                                 execute=self.execute, queued=self._queued, clock=clock, ended=self._close_if_ended)
+                                 execute=self.execute, queued=self._queued, clock=clock, ended=self._close_if_ended,
+                                 pause_bytes=min(PAUSE_BYTES, settings.outbound_limit))
 
     # ------------------------------------------------------------------ life cycle
 

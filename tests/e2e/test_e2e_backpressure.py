@@ -66,3 +66,27 @@ def test_a_client_that_reads_nothing_is_still_cut_off_once_live_messages_pass_th
         writer.close()
 
     broker_run(scenario, outbound_limit=64 * 1024)
+
+
+def test_a_bookmark_replay_larger_than_the_outbound_limit_reaches_a_client_that_reads(broker_run) -> None:
+    """A replay streams the journal in chunks; a chunk is the answer to the client's own subscribe,
+    so a reading client is not cut off when one chunk is more than the limit."""
+    async def scenario(uri: str, _: Path) -> None:
+        publisher = await connect(uri, "filler")
+        pad = b"x" * 20_000
+        for number in range(600):  # 12 MB: one chunk of 512 records is 10 MB
+            await publisher.publish("trades", b'{"id":%d,"pad":"%b"}' % (number, pad))
+        await w(publisher.flush())
+        reader, writer = await _raw(uri, rcvbuf=4096)
+        writer.write(LOGON + encode_frame({"c": "subscribe", "cid": "s", "t": "trades", "bm": "0",
+                                           "a": "processed,completed"}))
+        await w(writer.drain())
+        decoder, frames = FrameDecoder(1 << 24), []
+        while not any(f.header.get("cid") == "s" and f.header.get("a") == "completed" for f in frames):
+            chunk = await w(reader.read(1 << 16))
+            assert chunk, "the broker closed the connection of a client that was reading its replay"
+            frames += decoder.feed(chunk)
+        writer.close()
+        assert sum(1 for f in frames if f.header.get("c") == "p") == 600
+
+    broker_run(scenario, outbound_limit=64 * 1024)

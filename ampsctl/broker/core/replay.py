@@ -173,7 +173,8 @@ def feed(core: BrokerCore, ticket: ReplayTicket, records: Sequence[JournalRecord
         data = render(update, [sub], record.timestamp)  # the timestamp option shows when it was logged
         if data:
             frames.append(data)
-    return [Send(ticket.conn, b"".join(frames))] if frames else []
+    # a reply to the client's own subscribe: a chunk may pass the outbound limit (connection.py)
+    return [Send(ticket.conn, b"".join(frames), True)] if frames else []
 
 
 def finish(core: BrokerCore, ticket: ReplayTicket) -> list[Action]:
@@ -185,7 +186,7 @@ def finish(core: BrokerCore, ticket: ReplayTicket) -> list[Action]:
         return _overflow(core, ticket)
     ticket.subscription.replay = None
     data = b"".join(state.held) + state.completed
-    return [Send(ticket.conn, data)] if data else []
+    return [Send(ticket.conn, data, True)] if data else []  # bounded by the hold limit; a reply, as in feed
 
 
 def abort(core: BrokerCore, ticket: ReplayTicket, why: str) -> list[Action]:
