@@ -344,6 +344,8 @@ class _Compiler:
         if name == "STREQUAL_I":
             lowered = [F.translate(text, _UPPER, _LOWER) for text in texts]
             return _Val(_int_element(F.when(lowered[0] == lowered[1], 1).when(lowered[0] != lowered[1], 0)))
+        if len(args) == 3:  # start + length must be exact: the evaluator decides beyond the clamp
+            self.guard(reduce(lambda a, b: a | b, (F.abs(_integer(arg, math.inf)) >= _CLAMP for arg in args[1:])))
         return self.text_value(_substr(texts[0], [_integer(arg) for arg in args[1:]]))
 
 
@@ -488,25 +490,31 @@ def _is_void(item: Column) -> Column:
     return F.schema_of_variant(item) == "VOID"
 
 
-def _integer(element: Column) -> Column:
-    """functions._integer: a float truncates, NaN/inf are NULL; clamped to what a string can hold."""
+_CLAMP = float(2**52)  # SUBSTR arguments are clamped here: sums stay exact bigints
+
+
+def _integer(element: Column, bound: float = _CLAMP) -> Column:
+    """functions._integer: a float truncates, NaN/inf are NULL; clamped to +-``bound``.
+
+    A clamped start alone, or a length alone, gives the slice the evaluator gives (both are
+    beyond any string); a start and a length that are both used can cancel out (start -2^60,
+    length 2^60 + 3), so SUBSTR guards a row where either reaches the clamp."""
     n = element["n"]
-    bound = float(2**30)  # no Spark string is longer, and the sums below stay inside an int
     return F.when(n.isNull() | F.isnan(n) | (F.abs(n) == math.inf), None).otherwise(
-        F.greatest(F.least(n, F.lit(bound)), F.lit(-bound)).cast("bigint"))
+        F.greatest(F.least(n, F.lit(bound)), F.lit(-bound)).cast("double" if bound == math.inf else "bigint"))
 
 
 def _substr(text: Column, ints: list[Column]) -> Column:
     """functions.substr: 1-based, 0 acts as 1, a negative start counts from the end."""
     pos = ints[0]
-    size = F.char_length(text)
+    size = F.char_length(text).cast("bigint")
     begin = F.when(pos > 0, pos - 1).when(pos < 0, size + pos).otherwise(0)
-    first = F.greatest(begin, F.lit(0))
+    first = F.least(F.greatest(begin, F.lit(0)), size)  # beyond the end: '' (and an int for substring)
     if len(ints) == 1:
         result = F.call_function("substring", text, (first + 1).cast("int"))
     else:
         end = begin + ints[1]
-        count = (F.greatest(end, F.lit(0)) - first).cast("int")
+        count = (F.least(F.greatest(end, F.lit(0)), size) - first).cast("int")
         result = F.when(end > begin, F.call_function("substring", text, (first + 1).cast("int"), count)).otherwise(F.lit(""))
     return F.when(text.isNotNull() & pos.isNotNull() & (ints[1].isNotNull() if len(ints) > 1 else F.lit(True)), result)
 

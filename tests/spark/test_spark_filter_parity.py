@@ -63,3 +63,15 @@ MINIMUM = [json.dumps(doc) for doc in (
 def test_the_smallest_64_bit_integer_divided_by_minus_one(spark, text):
     got, expected = _selected(spark, MINIMUM, text)
     assert got == expected
+
+
+# SUBSTR positions and lengths are Python integers locally: no clamping changes the slice.
+SLICED = [json.dumps({"s": "abcdef", "n": -(2**31), "m": 2**31 - 3}), json.dumps({"s": "😀x", "n": -(2**40), "m": 2**40 + 1})]
+
+
+@pytest.mark.parametrize("text", ["SUBSTR(/s, -2147483648, 2147483645) = 'abc'", "SUBSTR(/s, /n, /m) = 'abc'",
+                                  "SUBSTR(/s, -1e300, 1e300 + 1) IS NULL", "SUBSTR(/s, -4503599627370496, 4503599627370498) = 'ab'",
+                                  "SUBSTR(/s, /n) = /s", "SUBSTR(/s, 1e300) IS NULL", "SUBSTR(/s, 2, 1e300) = 'bcdef'"])
+def test_substr_with_huge_positions_and_lengths(spark, text):
+    got, expected = _selected(spark, SLICED, text)
+    assert got == expected
