@@ -169,15 +169,15 @@ def dump_command(
     message with its type's codec (json, xml, fix, nvfix); records it cannot
     parse do not match and are counted on stderr. A torn tail (an incomplete
     last record) is noted on stderr and not printed. Exit codes: 0 ok, 2 a
-    --from or --to that is neither a bookmark nor a timestamp, 3 the journal is
-    damaged (after the records before the damage are printed), a bookmark is
+    --from or --to that is neither a bookmark nor a timestamp, or a --to before
+    --from, 3 the journal is damaged (after the records before the damage are printed), a bookmark is
     not in it, or the regex or filter is invalid.
     """
     from ampsctl.journal.jsonl import record_to_json
     from ampsctl.journal.matching import PayloadFilter
 
     reader = _open_reader(path)
-    bounds = {**_start(reader, from_), **_stop(reader, to)}
+    bounds = _bounds(reader, from_, to, "--to")
     topics = _topics(topic)
     selector = PayloadFilter(filter_) if filter_ is not None else None
     records: Iterable[JournalRecord] = reader.scan(topics=topics, **bounds)
@@ -194,6 +194,18 @@ def dump_command(
         untested = _plural(sum(selector.untested.values()), "record")
         _write_line(f"note: {untested} could not be tested by --filter ({reasons})", err=True)
     _torn_note(reader)
+
+
+def _bounds(reader: JournalReader, start: str | None, stop: str | None, option: str) -> dict[str, Any]:
+    """The scan bounds of --from and --to (--until); a range that ends before it starts is a
+    usage error, not an empty answer that reads like "no such records"."""
+    bounds = {**_start(reader, start), **_stop(reader, stop, option)}
+    after, end = bounds.get("after_sequence"), bounds.get("to_sequence")
+    since, until = bounds.get("from_timestamp"), bounds.get("to_timestamp")
+    if (after is not None and end is not None and end < after) or (since is not None and until is not None and until < since):
+        raise UsageError(f"{option} {stop} is before --from {start}: the range holds nothing",
+                         hint=f"--from is where the records start (after that bookmark), {option} where they end; swap them")
+    return bounds
 
 
 def _start(reader: JournalReader, text: str | None) -> dict[str, Any]:
@@ -319,7 +331,7 @@ def replay_command(
     target = Target(to, name, connect_timeout)
     pace = Pace(speed=1.0 if speed is None and rate is None else speed, rate=rate, max_gap=max_gap)
     reader = _open_reader(path)
-    bounds = {**_start(reader, from_), **_stop(reader, until, "--until")}
+    bounds = _bounds(reader, from_, until, "--until")
     topics = _topics(topic)
     total = sum(1 for _ in reader.scan_views(topics=topics, **bounds)) if sys.stdout.isatty() else 0
     with _progress(total, "replaying", bytes_=False) as advance:

@@ -91,3 +91,29 @@ def test_compact_refuses_an_index_without_a_field(tmp_path: Path) -> None:
         assert done.code == 3, (index, done.output)
         assert "amps.xml:" in done.stderr and says in done.stderr, (index, done.stderr)
         assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------ journal dump ranges
+
+
+def test_dump_refuses_a_range_that_ends_before_it_starts(tmp_path: Path) -> None:
+    # a reversed range printed nothing and exited 0, as if the journal held no such records
+    journal, _ = _journal_and_sow(tmp_path)
+    first, second = (f"{14695981039346656037}|{sequence}|" for sequence in (1, 2))
+    for start, end in ((second, first), ("2026-01-01T00:00:01Z", "20260101T000000Z"), ("0|1|", first)):
+        done = run_ampsctl("journal", "dump", journal, "--from", start, "--to", end, cwd=tmp_path)
+        assert done.code == 2, (start, end, done.output)
+        assert "--to" in done.stderr and "before --from" in done.stderr and done.stdout == ""
+    # an empty range that is not reversed stays a valid question with an empty answer
+    for start, end in ((first, first), ("0|1|", "0|1|"), ("2026-01-01T00:00:01Z", "2026-01-01T00:00:01Z")):
+        done = run_ampsctl("journal", "dump", journal, "--from", start, "--to", end, cwd=tmp_path)
+        assert done.code == 0 and done.stdout == "", (start, end, done.output)
+    done = run_ampsctl("journal", "dump", journal, "--from", first, "--to", second, "--format", "jsonl", cwd=tmp_path)
+    assert done.code == 0 and done.stdout.count("\n") == 1, done.output
+
+
+def test_replay_refuses_a_range_that_ends_before_it_starts(tmp_path: Path) -> None:
+    journal, _ = _journal_and_sow(tmp_path)
+    done = run_ampsctl("journal", "replay", journal, "--to", "tcp://127.0.0.1:9/amps/json", "--connect-timeout", "1",
+                       "--from", "2026-01-01T00:00:01Z", "--until", "2026-01-01T00:00:00Z", cwd=tmp_path)
+    assert done.code == 2 and "--until" in done.stderr and "before --from" in done.stderr, done.output
