@@ -17,6 +17,8 @@ Input and output contract (golden files in tests/cli/golden/delta/):
 * Stream keys are compared like SOW keys (ampsctl.messages.keys): JSON 1 and "1" are one record.
 * JSON integers beyond 64 bits are read, compared and written exactly (``JSON_EXACT``), not as
   the floats orjson makes of them; so are documents nested deeper than orjson writes (255).
+  Every JSON number is written with the text it was read with (``1E5`` stays ``1E5``), while
+  comparisons stay by value (docs/messages.md, "Number text").
 * ``conflate`` takes the first message of each key as the state before the conflation interval
   (seed 004's example starts from the stored record) and prints, per key, the merge of the
   deltas between successive messages; a key seen once has no update and prints nothing.

@@ -28,6 +28,8 @@ from typing import Any
 import orjson
 
 from ampsctl.errors import InputError
+from ampsctl.messages import json_numbers
+from ampsctl.messages.json_numbers import FloatText, IntText, loads_keeping_text, rewritten_numbers, typed_number
 from ampsctl.messages.json_record import JsonRecord
 from ampsctl.messages.paths import selection, split_path
 
@@ -56,7 +58,7 @@ class JsonCodec:
 
     def serialize(self, doc: Any) -> bytes:
         try:
-            return orjson.dumps(doc)
+            return json_numbers.dumps(doc)  # numbers that kept their text (TextJsonCodec) write it
         except (orjson.JSONEncodeError, TypeError) as exc:
             if "Recursion limit" in str(exc):  # deeper than orjson writes, not deeper than it reads
                 return _dumps_in_layers(doc)
@@ -132,10 +134,11 @@ def loads_keeping_integers(raw: bytes | bytearray | memoryview | str) -> Any:
 
 
 def dumps_exact(value: Any) -> bytes:
-    """``orjson.dumps``, or for a document with an integer beyond 64 bits (which orjson refuses)
-    the standard library's compact form, which writes it exactly."""
+    """``orjson.dumps`` (numbers that kept their text write it), or for a document with a plain
+    integer beyond 64 bits (which orjson refuses) the standard library's compact form, which
+    writes it exactly."""
     try:
-        return orjson.dumps(value)
+        return json_numbers.dumps(value)
     except orjson.JSONEncodeError:
         text = _deep(lambda doc: json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False), value)
         return text.encode("utf-8")
@@ -202,8 +205,8 @@ def _dumps_in_layers(doc: Any) -> bytes:
         else:
             frames.pop()
             if not frames:
-                return orjson.dumps(built)
-            done = orjson.Fragment(orjson.dumps(built)) if depth % _LAYER == 0 else built
+                return json_numbers.dumps(built)
+            done = orjson.Fragment(json_numbers.dumps(built)) if depth % _LAYER == 0 else built
             _put(frames[-1][1], frame[3], done)
 
 
@@ -252,16 +255,22 @@ def _merge_in_a_loop(base: dict[str, Any], delta: dict[str, Any]) -> dict[str, A
 
 def same(a: Any, b: Any) -> bool:
     """Typed equality: like ==, except that 1, 1.0 and True differ (A-D4), and so do 0.0 and
-    -0.0 (other text, other SOW keys), at any depth; a loop, not recursion, against nesting."""
+    -0.0 (other text, other SOW keys), at any depth; a loop, not recursion, against nesting.
+    A number that kept its text compares by its value and kind, not its text: 1E5 and 100000.0
+    are the same float (``json_numbers.typed_number``)."""
     kind = type(a)
     if kind is not dict and kind is not list:  # the common case, called for every field of a diff
-        return kind is type(b) and a == b and not (kind is float and a == 0.0 and str(a) != str(b))
+        if kind is type(b) and kind is not FloatText and kind is not IntText:
+            return a == b and not (kind is float and a == 0.0 and str(a) != str(b))
+        return _same_number(a, b)
     pairs = [(a, b)]
     while pairs:
         a, b = pairs.pop()
         kind = type(a)
-        if kind is not type(b):
-            return False
+        if kind is not type(b) or kind is FloatText or kind is IntText:
+            if kind is dict or kind is list or not _same_number(a, b):
+                return False
+            continue
         if kind is dict:
             if a.keys() != b.keys():
                 return False
@@ -273,6 +282,23 @@ def same(a: Any, b: Any) -> bool:
         elif a != b or (kind is float and a == 0.0 and str(a) != str(b)):
             return False
     return True
+
+
+def _same_number(a: Any, b: Any) -> bool:
+    """``same`` for two scalars of which one may be a number that kept its text."""
+    left, right = typed_number(a), typed_number(b)
+    if left is None and right is None:
+        return False  # two plain scalars of different types
+    left = left or _plain_number(a)
+    right = right or _plain_number(b)
+    if left is None or right is None or left[0] is not right[0] or left[1] != right[1]:
+        return False
+    return left[0] is not float or left[1] != 0.0 or str(left[1]) == str(right[1])  # 0.0 and -0.0 differ
+
+
+def _plain_number(value: Any) -> tuple[type, Any] | None:
+    kind = type(value)
+    return (kind, value) if kind is int or kind is float else None
 
 
 class _Diff:
@@ -354,27 +380,51 @@ class _Diff:
 JSON = JsonCodec()
 
 
-class ExactJsonCodec(JsonCodec):
-    """``JsonCodec`` that keeps integers beyond 64 bits exactly: the delta commands' codec.
+class TextJsonCodec(JsonCodec):
+    """``JsonCodec`` whose documents keep each number's text where orjson would write other text.
+
+    ``1E5``, ``1.50``, ``-0`` and numbers with more digits than a double holds come out of
+    serialize as they went into parse, so a merge writes the fields a delta did not touch as they
+    were published and the fields it set as the delta wrote them (docs/messages.md, "Number
+    text"). Such a number is a ``json_numbers.FloatText`` or ``IntText``: its value is the one
+    ``JsonCodec`` reads (an integer beyond 64 bits stays orjson's float, so SOW keys do not
+    change), and diff compares values, not text. Messages without such a number (one regular
+    expression decides) are read by orjson alone, as by ``JsonCodec``."""
+
+    __slots__ = ()
+    exact_integers = False
+
+    def parse(self, raw: bytes | bytearray | memoryview | str) -> dict[str, Any]:
+        doc = super().parse(raw)  # orjson's checks and errors: what is refused does not change
+        found = rewritten_numbers(raw, doc)
+        if not found:
+            return doc
+        exact = self.exact_integers
+        return _deep(lambda text: loads_keeping_text(text, found, exact_integers=exact), raw)
+
+
+class ExactJsonCodec(TextJsonCodec):
+    """``TextJsonCodec`` that also reads integers beyond 64 bits exactly: the delta commands' codec.
 
     orjson reads such an integer as a float (123456789012345678901234567890 became
-    1.2345678901234568e+29), so a message that may hold one is read again by the standard
-    library, and a document orjson cannot write (such an integer, or more than 255 levels of
-    nesting) is written by it. Not the broker's codec: SOW keys are generated from parsed
+    1.2345678901234568e+29); here it is an exact ``IntText``, which compares exactly and is
+    written as it was read. Not the broker's codec: SOW keys are generated from parsed
     values (such an integer keys as its float's text, docs/formats.md "SOW keys"), so reading
     it exactly there would change the keys of records already stored in SOW files."""
 
     __slots__ = ()
-
-    def parse(self, raw: bytes | bytearray | memoryview | str) -> dict[str, Any]:
-        doc = super().parse(raw)  # orjson's checks and errors: what is refused does not change
-        return loads_exact(raw) if may_hold_long_integer(raw) else doc
+    exact_integers = True
 
     def serialize(self, doc: Any) -> bytes:
+        try:
+            return super().serialize(doc)
+        except (InputError, orjson.JSONEncodeError):
+            pass  # a plain integer beyond 64 bits, in a document that parse did not make
         try:
             return dumps_exact(doc)
         except (TypeError, ValueError) as exc:
             raise InputError(f"cannot write JSON message: {exc}", code="JSON") from None
 
 
+JSON_TEXT = TextJsonCodec()
 JSON_EXACT = ExactJsonCodec()
