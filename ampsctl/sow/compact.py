@@ -28,15 +28,16 @@ fallback the progress callback starts again from 0; refused records reach ``on_e
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ampsctl.errors import UsageError
+from ampsctl.errors import EnvironmentProblem, UsageError
 from ampsctl.gcpause import paused_gc
-from ampsctl.sow.checkpoint import write_group
+from ampsctl.sow.checkpoint import fsync_directory, write_failure, write_group
 from ampsctl.sow.errors import ReplayError
 from ampsctl.sow.spec import TopicSpec
 from ampsctl.sow.store import SowStore
@@ -124,9 +125,10 @@ def compact(
         now = last_timestamp
     expired = len(store.sweep(now)) if now is not None else 0
     files = []
-    for group, target in zip(store.groups, targets, strict=True):
-        count = write_group(target, group, sequence=store.last_sequence)
-        files.append(CompactedFile(group.spec.name, group.spec.message_type, str(target), count, len(group.topics)))
+    with _staged(targets) as staged:
+        for group, target, scratch in zip(store.groups, targets, staged, strict=True):
+            count = write_group(scratch, group, sequence=store.last_sequence)
+            files.append(CompactedFile(group.spec.name, group.spec.message_type, str(target), count, len(group.topics)))
     return CompactResult(files, scanned, applied, store.last_sequence, now, expired, skipped)
 
 
@@ -152,10 +154,11 @@ def _compact_fast(reader: Any, specs: Sequence[TopicSpec], targets: list[Path], 
             now = state.last_timestamp
         expired = fastcompact.sweep(state, keyed, now)
         files = []
-        for fast, topics, target in zip(state.groups, keyed, targets, strict=True):
-            group = fast.group
-            count = write_rows(target, group, fastcompact.rows(fast, topics), sequence=state.last_sequence)
-            files.append(CompactedFile(group.spec.name, group.spec.message_type, str(target), count, len(group.topics)))
+        with _staged(targets) as staged:
+            for fast, topics, target, scratch in zip(state.groups, keyed, targets, staged, strict=True):
+                group = fast.group
+                count = write_rows(scratch, group, fastcompact.rows(fast, topics), sequence=state.last_sequence)
+                files.append(CompactedFile(group.spec.name, group.spec.message_type, str(target), count, len(group.topics)))
         return CompactResult(files, state.scanned, state.applied, state.last_sequence, now, expired, state.skipped)
 
 
@@ -166,5 +169,36 @@ def check_targets(targets: list[Path], overwrite: bool) -> None:
             raise UsageError(f"two SOW topics would both be written to {target}",
                              hint="each (Name, MessageType) pair must be configured once")
         seen.add(target)
+        if target.exists() and not target.is_file():  # --force replaces files, never a directory
+            raise UsageError(f"{target} is a directory (or another non-file), where a SOW file goes",
+                             hint="move it away, or pick another --out")
         if target.exists() and not overwrite:
             raise UsageError(f"{target} already exists", hint="pass --force to replace existing SOW files, or pick another --out")
+
+
+@contextmanager
+def _staged(targets: list[Path]) -> Iterator[list[Path]]:
+    """Scratch names beside ``targets`` to write the files to; renamed over the targets only when
+    every file is written, so a failure (a full disk on the third file) leaves --out as it was,
+    never a mix of new files and old ones of another journal point. A failure names the target."""
+    staged = [target.with_name(f".{target.name}.compact-{os.getpid()}") for target in targets]
+    try:
+        yield staged
+        for scratch, target in zip(staged, targets, strict=True):
+            os.replace(scratch, target)
+        if targets:
+            fsync_directory(targets[0].parent)
+    except EnvironmentProblem as exc:
+        raise EnvironmentProblem(_named(exc.message, staged, targets), code=exc.code, hint=exc.hint) from None
+    except OSError as exc:
+        raise write_failure(exc, next((t for s, t in zip(staged, targets) if s.exists()), targets[0])) from None
+    finally:
+        for scratch in staged:
+            with suppress(OSError):
+                scratch.unlink(missing_ok=True)
+
+
+def _named(message: str, staged: list[Path], targets: list[Path]) -> str:
+    for scratch, target in zip(staged, targets, strict=True):
+        message = message.replace(str(scratch), str(target))
+    return message

@@ -218,15 +218,31 @@ def test_colliding_keys_go_to_the_reference(tmp_path: Path, monkeypatch: pytest.
     assert files[0][1] == 7  # the reference's answer: ids 7 apart are one record
 
 
-def test_a_file_that_cannot_be_written_fails_alike(journal: Path, tmp_path: Path) -> None:
-    from ampsctl.errors import EnvironmentProblem
+def test_a_file_that_cannot_be_written_fails_alike(journal: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    from ampsctl.errors import EnvironmentProblem, UsageError
+    from ampsctl.sow import checkpoint
+
+    real = os.replace
+
+    def full(source: object, target: object) -> None:
+        if "orders.json" in os.fspath(target):  # type: ignore[arg-type]
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(source, target)  # type: ignore[arg-type]
 
     failures = []
     for fast in (True, False):
         out = tmp_path / str(fast)
-        (out / "orders.json.sow").mkdir(parents=True)  # the target is a directory: the rename fails
-        with pytest.raises(EnvironmentProblem) as info:
-            compact(journal, SPECS, out, fast=fast, overwrite=True, on_error=lambda error: None)
+        out.mkdir()
+        with monkeypatch.context() as patch:
+            patch.setattr(checkpoint.os, "replace", full)
+            with pytest.raises(EnvironmentProblem) as info:
+                compact(journal, SPECS, out, fast=fast, overwrite=True, on_error=lambda error: None)
         failures.append((str(info.value).replace(str(out), "OUT"), info.value.hint))
-        assert sorted(path.name for path in out.iterdir()) == ["orders.json.sow"]  # no scratch file left
+        assert list(out.iterdir()) == []  # no scratch file left, and no other topic's file either
+        (out / "orders.json.sow").mkdir()  # a directory where the file goes: refused before the replay
+        with pytest.raises(UsageError, match="is a directory"):
+            compact(journal, SPECS, out, fast=fast, overwrite=True, on_error=lambda error: None)
     assert failures[0] == failures[1]
