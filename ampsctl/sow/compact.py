@@ -39,6 +39,7 @@ from ampsctl.errors import EnvironmentProblem, UsageError
 from ampsctl.gcpause import paused_gc
 from ampsctl.sow.checkpoint import fsync_directory, write_failure, write_group
 from ampsctl.sow.errors import ReplayError
+from ampsctl.sow.sowfile import temporary_path
 from ampsctl.sow.spec import TopicSpec
 from ampsctl.sow.store import SowStore
 
@@ -181,7 +182,7 @@ def _staged(targets: list[Path]) -> Iterator[list[Path]]:
     """Scratch names beside ``targets`` to write the files to; renamed over the targets only when
     every file is written, so a failure (a full disk on the third file) leaves --out as it was,
     never a mix of new files and old ones of another journal point. A failure names the target."""
-    staged = [target.with_name(f".{target.name}.compact-{os.getpid()}") for target in targets]
+    staged = [temporary_path(target) for target in targets]  # recovery removes those a killed run leaves
     try:
         yield staged
         for scratch, target in zip(staged, targets, strict=True):
