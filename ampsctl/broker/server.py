@@ -188,6 +188,8 @@ class BrokerServer:
         """The frames of one read, in order: each is handled and its actions executed before the
         next (the release timer is re-armed once, after the last: no timer runs in between)."""
         receive, run, clock, conn = self.core.receive, self._run, self.clock, connection.conn
+        if not frames:
+            self.core.heard(conn, clock())  # part of a frame: traffic, for the heartbeat check
         for frame in frames:
             if connection.closing or self.failure is not None:
                 break

@@ -117,3 +117,33 @@ def test_heartbeats_are_sent_and_a_silent_client_is_dropped(broker_run) -> None:
         await w(lively.flush())  # answering heartbeats kept it connected
 
     broker_run(scenario, tick_interval=0.05)
+
+
+def test_a_client_sending_one_large_frame_slowly_is_not_dropped_for_silence(broker_run) -> None:
+    """§4.4: the broker drops a client from which it sees "no traffic of any kind" for twice the
+    heartbeat interval. Bytes of a frame still arriving are traffic: a publisher uploading a large
+    message over a slow link, longer than that, is not cut off in the middle of it."""
+    from ampsctl.protocol.frames import encode_frame
+
+    async def scenario(uri: str, _: Path) -> None:
+        host, port = uri.removeprefix("tcp://").split("/")[0].rsplit(":", 1)
+        reader, writer = await w(asyncio.open_connection(host, int(port)))
+        writer.write(Logon(cid="1", client_name="slow-upload", acks=frozenset({AckType.PROCESSED})).encode()
+                     + Heartbeat(action=HeartbeatAction.START, interval=1).encode())
+        frame = encode_frame({"c": "publish", "t": "orders", "cid": "big", "a": "processed"},
+                             b'{"id":1,"pad":"' + b"x" * 4000 + b'"}')
+        pieces = [frame[start:start + 100] for start in range(0, len(frame), 100)]  # 41 pieces, 0.1 s apart
+        for piece in pieces:
+            writer.write(piece)
+            await w(writer.drain())
+            await asyncio.sleep(0.1)  # 4 s in all: twice the interval and more, never 1 s without a byte
+        received = b""
+        while b'"cid":"big"' not in received:
+            chunk = await w(reader.read(1 << 16))
+            assert chunk, "the broker dropped a client that was sending it a frame"
+            received += chunk
+        writer.close()
+        acks = [parse_message(f) for f in decode_frames(received) if f.header.get("cid") == "big"]
+        assert [(ack.ack_type, ack.ok) for ack in acks] == [(AckType.PROCESSED, True)]
+
+    broker_run(scenario, tick_interval=0.05)

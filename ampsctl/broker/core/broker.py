@@ -111,6 +111,13 @@ class BrokerCore:
 
     # ------------------------------------------------------------------ commands
 
+    def heard(self, conn: int, now: int) -> None:
+        """Bytes came from ``conn`` that complete no frame yet: traffic all the same (§4.4: a client
+        is dropped after "no traffic of any kind", not while it sends a large frame slowly)."""
+        session = self.sessions.get(conn)
+        if session is not None:
+            session.last_in = now
+
     def receive(self, conn: int, frame: Frame, now: int) -> list[Action]:
         """Parse and handle one frame; a bad command is answered and the connection kept."""
         session = self.sessions.get(conn)
