@@ -13,13 +13,15 @@ is its text; a name repeated among siblings is an *array*.
 
 * merge (delta publish, §6.3): attributes present in the delta replace; a name that occurs
   once on both sides merges recursively; an array on either side is replaced whole (R2); new
-  names are appended. A delta leaf replaces the content (text and children) of its target,
-  with two exceptions that keep "a delta cannot delete": the delta root never empties the
-  document, and an empty leaf that carries attributes only updates the attributes of a target
-  that is an object (that is how diff sends an attribute change of an object).
+  names are appended. A delta leaf replaces the content (text and children) of its target, an
+  empty one too, whatever attributes it carries (seed 004: an update to the root of a
+  subdocument replaces it), so a full republish that empties an object can be sent as a delta;
+  only the delta root never empties the document (it is the message, not a field).
 * diff (delta subscribe, §7.5): walks ``new``; objects present on both sides are diffed
   recursively, attributes of an object are compared one by one, and leaves and arrays are
-  compared and sent whole (a leaf with its attributes). Key fields go out with ``send_keys``.
+  compared and sent whole (a leaf with its attributes). An object whose attributes changed but
+  none of its fields goes out with its fields, since without child elements it would read as
+  an empty leaf and empty the object. Key fields go out with ``send_keys``.
   As for merge, old and new must have the same root element (an InputError otherwise).
 """
 
@@ -250,9 +252,8 @@ def _merge_into(target: etree._Element, delta: etree._Element, *, root: bool = F
     target_children = _elements(target)
     if not delta_children:
         value = _text(delta)
-        empty = not value.strip()
-        if empty and (root or (len(delta.attrib) and target_children)):
-            return  # attribute update only (module docstring); content unchanged
+        if root and not value.strip():
+            return  # the delta root carries its attributes only (module docstring)
         for child in list(target):
             target.remove(child)
         target.text = value or None  # present NULL or value replaces, never deletes the element
@@ -309,11 +310,8 @@ class _Diff:
         return selection(path, self.select)
 
     def _leaf(self, old: etree._Element, new: etree._Element, path: _Path) -> etree._Element:
-        """A changed leaf: its text with only its changed (and key) attributes.
-
-        Unchanged attributes stay out so that an object turned NULL (``<a/>``) goes out as an
-        element without attributes, which merge reads as NULL rather than as an attribute update.
-        """
+        """A changed leaf: its text with only its changed (and key) attributes (merge keeps the
+        attributes a delta does not name)."""
         out = _detached(new)
         for name, value in new.attrib.items():
             if old.get(name) == value and not (self.send_keys and (*path, "@" + _attribute_step(new, name)) in self.keys):
@@ -346,6 +344,8 @@ class _Diff:
                 # An object: diff leaf by leaf (D7) against the old one, if it was a single element.
                 sub, sub_changed = self.element(olds[0] if len(olds) == 1 else None, news[0], child_path)
                 if sub is not None:
+                    if not len(sub):  # only attributes: as an empty leaf it would empty the object
+                        sub.extend(_detached(c) for c in _elements(news[0]) if self._selected((*child_path, _step(c)))[0])
                     out.append(sub)
                 changed = changed or sub_changed
             elif whole and [canonical(n) for n in news] != [canonical(o) for o in olds]:

@@ -131,3 +131,27 @@ def test_a_value_over_the_parsers_size_limit_is_a_clear_error(tmp_path: Path) ->
         assert (code, out) == (3, "")
         assert f"{name}: XML message has a text or attribute value longer than 10,000,000 bytes (line 1, column" in err
         assert "XML_PARSE_HUGE" not in err
+
+
+def test_a_republish_that_empties_an_object_reaches_a_delta_subscriber(tmp_path: Path) -> None:
+    # An object emptied by a full republish while one of its attributes changed went out as
+    # <a k="2"/>, which merge read as "update the attributes only": the subscriber kept <b>.
+    # An empty element is now a full replacement (seed 004: an update to the root of a
+    # subdocument replaces it), so that delta empties the object.
+    files = {"old.xml": b'<O><id>1</id><a k="1" j="5"><b>1</b></a><c>x</c></O>', "new.xml": b'<O><id>1</id><a k="2" j="5"/><c>x</c></O>'}
+    code, out, err = run(tmp_path, files, "diff", "old.xml", "new.xml", "--key", "/O/id")
+    assert (code, out, err) == (0, '<O><id>1</id><a k="2"/></O>\n', "")
+    (tmp_path / "delta.xml").write_text(out)
+    code, out, err = run(tmp_path, {}, "merge", "old.xml", "delta.xml")
+    assert (code, out, err) == (0, '<O><id>1</id><a k="2" j="5"/><c>x</c></O>\n', "")
+
+
+def test_an_attribute_change_of_an_object_keeps_its_fields_at_the_subscriber(tmp_path: Path) -> None:
+    # The other side of the rule above: an object whose attribute changed and whose fields did
+    # not goes out with its fields, since an empty element now empties the object.
+    files = {"old.xml": b'<O><id>1</id><a k="1"><b>1</b><d>2</d></a></O>', "new.xml": b'<O><id>1</id><a k="2"><b>1</b><d>2</d></a></O>'}
+    code, out, err = run(tmp_path, files, "diff", "old.xml", "new.xml", "--key", "/O/id")
+    assert (code, out, err) == (0, '<O><id>1</id><a k="2"><b>1</b><d>2</d></a></O>\n', "")
+    (tmp_path / "delta.xml").write_text(out)
+    code, out, err = run(tmp_path, {}, "merge", "old.xml", "delta.xml")
+    assert (code, out, err) == (0, '<O><id>1</id><a k="2"><b>1</b><d>2</d></a></O>\n', "")

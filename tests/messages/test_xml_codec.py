@@ -67,9 +67,11 @@ def test_garbage_is_an_input_error(raw: bytes) -> None:
         ("<m><a><b>1</b></a></m>", "<m><a>x</a></m>", "<m><a>x</a></m>"),
         # a present empty element is NULL and replaces; the element itself stays
         ("<m><a>x</a><b>y</b></m>", "<m><a/></m>", "<m><a/><b>y</b></m>"),
-        # attributes merge; an empty element with attributes updates an object's attributes only
+        # attributes merge; an empty element replaces an object's content whatever its
+        # attributes (seed 004: the root of a subdocument is replaced); the delta root does not
         ('<m v="1"><a k="1" j="2">x</a></m>', '<m w="2"><a k="9">y</a></m>', '<m v="1" w="2"><a k="9" j="2">y</a></m>'),
-        ('<m><a k="1"><b>1</b></a></m>', '<m><a k="2"/></m>', '<m><a k="2"><b>1</b></a></m>'),
+        ('<m><a k="1" j="2"><b>1</b></a></m>', '<m><a k="2"/></m>', '<m><a k="2" j="2"/></m>'),
+        ('<m k="1"><b>1</b></m>', '<m k="2"/>', '<m k="2"><b>1</b></m>'),
         # new elements are appended; a single element replaced by an array and back
         ("<m><a>1</a></m>", "<m><z>2</z><a>3</a></m>", "<m><a>3</a><z>2</z></m>"),
         ("<m><a>1</a><b/></m>", "<m><a>2</a><a>3</a></m>", "<m><a>2</a><a>3</a><b/></m>"),
@@ -124,9 +126,10 @@ def test_diff_d7_nested_leaves_attributes_and_arrays() -> None:
     old = doc('<o id="1" s="a"><c><p>1</p><q>2</q></c><l>1</l><l>2</l></o>')
     new = doc('<o id="1" s="b"><c><p>1</p><q>3</q></c><l>1</l><l>2</l><l>3</l></o>')
     assert text(XML.diff(old, new, ["/o/@id"])) == '<o id="1" s="b"><c><q>3</q></c><l>1</l><l>2</l><l>3</l></o>'
-    # an attribute change of an object goes out as an empty element, which merge reads as such
+    # an object whose attribute changed and whose fields did not goes out with its fields (an
+    # empty element would empty it at merge)
     old, new = doc('<o><c k="1"><p>1</p></c></o>'), doc('<o><c k="2"><p>1</p></c></o>')
-    assert text(XML.diff(old, new, [])) == '<o><c k="2"/></o>'
+    assert text(XML.diff(old, new, [])) == '<o><c k="2"><p>1</p></c></o>'
     assert XML.merge(old, XML.diff(old, new, [])) == new
 
 
