@@ -69,10 +69,12 @@ class TopicSpec:
     def matches(self, topic: str, message_type: str) -> bool:
         """Whether a published (topic, message type) belongs to this SOW topic.
 
-        Topics are scoped by message type (seed 003). A pattern is searched unanchored, as AMPS
-        matches topic regexes; a literal compares equal.
+        Topics are scoped by message type (seed 003), compared as the config's MessageType is
+        read (without blanks, in lower case): a journal record of "JSON" is json, as journal
+        import checked it. A pattern is searched unanchored, as AMPS matches topic regexes; a
+        literal compares equal. (SowStore.route caches the answer per topic and type.)
         """
-        if message_type != self.message_type:
+        if message_type != self.message_type and message_type.strip().lower() != self.message_type:
             return False
         if not self.pattern:
             return topic == self.name

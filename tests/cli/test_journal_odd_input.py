@@ -117,3 +117,17 @@ def test_replay_refuses_a_range_that_ends_before_it_starts(tmp_path: Path) -> No
     done = run_ampsctl("journal", "replay", journal, "--to", "tcp://127.0.0.1:9/amps/json", "--connect-timeout", "1",
                        "--from", "2026-01-01T00:00:01Z", "--until", "2026-01-01T00:00:00Z", cwd=tmp_path)
     assert done.code == 2 and "--until" in done.stderr and "before --from" in done.stderr, done.output
+
+
+def test_sow_topics_take_records_of_their_message_type_in_any_case(tmp_path: Path) -> None:
+    # import checked "JSON" as a json message and wrote it as given, but compaction (whose config
+    # MessageType is read in lower case) compared it exactly and left the record out of the SOW
+    (tmp_path / "in.jsonl").write_bytes(b'{"topic":"orders","message_type":"JSON","data":{"id":1}}\n'
+                                        b'{"topic":"orders","message_type":" Json ","payload":"{\\"id\\":2}"}\n')
+    (tmp_path / "amps.xml").write_bytes(CONFIG)
+    assert run_ampsctl("journal", "import", "in.jsonl", "--out", "j", cwd=tmp_path).code == 0
+    dumped = run_ampsctl("journal", "dump", "j", "--format", "jsonl", cwd=tmp_path)
+    assert '"message_type":"JSON"' in dumped.stdout, dumped.output  # the journal keeps what was written
+    assert run_ampsctl("journal", "compact", "j", "--config", "amps.xml", "--out", "out", cwd=tmp_path).code == 0
+    done = run_ampsctl("sow", "query", "out/orders.json.sow", "--format", "jsonl", cwd=tmp_path)
+    assert done.stdout.count("\n") == 2, done.output
