@@ -272,6 +272,34 @@ def _merge_into(target: etree._Element, delta: etree._Element, *, root: bool = F
         _replace_children(target, replaced)
 
 
+def _attribute_namespaces(delta: etree._Element, target: etree._Element) -> dict[str, str]:
+    """The prefixes the delta's namespaced attributes are written with, for namespaces the
+    target's root does not declare: lxml would make up a prefix (``ns0:k``) when merge sets
+    such an attribute, and the path as written (``/O/a/@q:k``) would no longer read it."""
+    declared, missing = target.nsmap, {}
+    for element in delta.iter():
+        if not isinstance(element.tag, str):  # comments, processing instructions
+            continue
+        for name in element.attrib:
+            if name[0] != "{":
+                continue
+            uri = name[1 : name.index("}")]
+            if uri == _XML_NAMESPACE or uri in declared.values() or uri in missing.values():
+                continue
+            prefix = next((p for p, u in element.nsmap.items() if u == uri and p), None)
+            if prefix and prefix not in declared and prefix not in missing:
+                missing[prefix] = uri
+    return missing
+
+
+def _declaring(root: etree._Element, extra: dict[str, str]) -> etree._Element:
+    """``root`` with the ``extra`` namespace declarations (lxml cannot add them in place)."""
+    out = etree.Element(root.tag, attrib=dict(root.attrib), nsmap={**root.nsmap, **extra})
+    out.text = root.text
+    out.extend(list(root))
+    return out
+
+
 def _replace_children(target: etree._Element, replaced: dict[str, list[etree._Element]]) -> None:
     """Each name's new elements where its first old one was (at the end for a new name).
 
@@ -385,6 +413,9 @@ class XmlCodec:
                 hint="a delta addresses fields from the same root element, like /Order/Symbol",
             )
         out = _detached(base.root)
+        missing = _attribute_namespaces(delta.root, out)
+        if missing:
+            out = _declaring(out, missing)
         _merge_into(out, delta.root, root=True)
         return XmlDocument(out)
 

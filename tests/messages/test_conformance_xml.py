@@ -155,3 +155,13 @@ def test_an_attribute_change_of_an_object_keeps_its_fields_at_the_subscriber(tmp
     (tmp_path / "delta.xml").write_text(out)
     code, out, err = run(tmp_path, {}, "merge", "old.xml", "delta.xml")
     assert (code, out, err) == (0, '<O><id>1</id><a k="2"><b>1</b><d>2</d></a></O>\n', "")
+
+
+def test_a_namespaced_attribute_a_delta_adds_keeps_its_prefix(tmp_path: Path) -> None:
+    # The stored message did not declare urn:q, so lxml made up a prefix for the new attribute:
+    # <a xmlns:ns0="urn:q" ns0:k="2">, which /O/a/@q:k (a filter, a key) no longer reads.
+    files = {"old.xml": b"<O><id>1</id><a>1</a></O>", "delta.xml": b'<O xmlns:q="urn:q" q:r="1"><id>1</id><a q:k="2">1</a></O>',
+             "nested.xml": b'<O><id>1</id><a xmlns:z="urn:z" z:k="3">1</a></O>'}
+    code, out, err = run(tmp_path, files, "merge", "old.xml", "delta.xml", "nested.xml")
+    assert (code, err) == (0, "")
+    assert out == '<O xmlns:q="urn:q" xmlns:z="urn:z" q:r="1"><id>1</id><a q:k="2" z:k="3">1</a></O>\n'
