@@ -170,20 +170,52 @@ def test_a_bookmark_on_a_query_of_topics_without_history_is_ignored(broker_run, 
     broker_run(scenario)
 
 
-def test_a_bookmark_on_a_query_of_a_topic_with_history_is_still_refused(broker_run) -> None:
-    """As-of queries are not served yet: a History topic's bm is refused, never silently ignored."""
+_HISTORY_CONFIG = ("<Topic><Name>hist</Name><MessageType>json</MessageType><Key>/id</Key>"
+                   "<Durability>transient</Durability>"
+                   "<History><Window>1h</Window><Granularity>0s</Granularity></History></Topic></SOW>")
+
+
+def test_a_sow_query_with_a_timestamp_bookmark_on_a_topic_with_history_returns_the_state_then(broker_run) -> None:
+    """§9 [DOC] (spec/messages.md H1-H4): a sow with a timestamp in bm returns the History topic's
+    state as of that time; a record deleted since is still there, one published since is not."""
+    import time
+
     from e2e_helpers import CONFIG
-    config = CONFIG.replace("</SOW>", "<Topic><Name>hist</Name><MessageType>json</MessageType><Key>/id</Key>"
-                                      "<Durability>transient</Durability>"
-                                      "<History><Window>1h</Window><Granularity>1s</Granularity></History>"
-                                      "</Topic></SOW>")
+    from ampsctl.journal.bookmarks import format_timestamp
 
     async def scenario(uri: str, _: Path) -> None:
         client = await connect(uri, "q")
-        await w(client.publish("hist", b'{"id":1}', ack="processed"))
-        with pytest.raises(CommandFailed) as failed:
-            await w(client.request({"c": "sow", "t": "hist", "bm": "20200101T000000Z", "a": "processed"}))
-        assert failed.value.reason == "invalid options"
-        assert len((await w(client.sow("hist"))).records) == 1  # without bm: the current state
+        await w(client.publish("hist", b'{"id":1,"p":1}', ack="processed"))
+        await w(client.publish("hist", b'{"id":2,"p":1}', ack="processed"))
+        then = format_timestamp(time.time_ns() // 1000)  # after those two, before what follows
+        await w(client.publish("hist", b'{"id":1,"p":2}', ack="processed"))
+        await w(client.publish("hist", b'{"id":3,"p":1}', ack="processed"))
+        await w(client.sow_delete("hist", keys=(), filter="/id = 2"))
 
-    broker_run(scenario, config)
+        async def query(bookmark: str | None, **header: object) -> list[dict]:
+            replies = await w(client.request({"c": "sow", "t": "hist", "bs": 10, "a": "processed,completed",
+                                              **({"bm": bookmark} if bookmark else {}), **header}, until="completed"))
+            return sorted((orjson.loads(record.data) for reply in replies if isinstance(reply, SowBatch)
+                           for record in reply.records), key=lambda doc: doc["id"])
+
+        assert await query(then) == [{"id": 1, "p": 1}, {"id": 2, "p": 1}]
+        assert await query(then, f="/p = 1", orderby="/id DESC") == [{"id": 1, "p": 1}, {"id": 2, "p": 1}]
+        assert await query(None) == [{"id": 1, "p": 2}, {"id": 3, "p": 1}]  # now: the current state
+        assert await query("0|1|") == [{"id": 1, "p": 2}, {"id": 3, "p": 1}]
+        assert await query("0") == []  # the beginning: before anything was written
+        for bookmark, reason in (("123|4|", "invalid options"), ("garbage", "invalid bookmark")):
+            with pytest.raises(CommandFailed) as failed:
+                await w(client.request({"c": "sow", "t": "hist", "bm": bookmark, "a": "processed"}))
+            assert failed.value.reason == reason
+        while True:  # before the Window: empty until the first tick prunes the history, refused after
+            try:
+                assert await query("20000101T000000Z") == []
+            except CommandFailed as failed:
+                assert failed.reason == "invalid bookmark"
+                break
+            await asyncio.sleep(0.01)
+        with pytest.raises(CommandFailed) as failed:  # as of then, and live from there: not served yet
+            await w(client.request({"c": "sow_and_subscribe", "t": "hist", "bm": then, "a": "processed"}))
+        assert failed.value.reason == "invalid options"
+
+    broker_run(scenario, CONFIG.replace("</SOW>", _HISTORY_CONFIG), tick_interval=0.05)

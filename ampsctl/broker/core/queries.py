@@ -80,8 +80,9 @@ class QueryResult:
 
 
 def prepare(filter_text: str | None, sow_keys: Sequence[str], orderby: Sequence[OrderKey],
-            topics: Sequence[SowTopic]) -> Plan:
-    """Compile a query; Refused with ``bad filter`` / ``invalid order by``."""
+            topics: Sequence[SowTopic], *, as_of: int | None = None) -> Plan:
+    """Compile a query; Refused with ``bad filter`` / ``invalid order by``. ``as_of`` (µs): the
+    state of History topics at that time (a historical query, §9), not the current one."""
     order_text = format_orderby(tuple(orderby))
     try:
         if order_text is not None:
@@ -91,7 +92,8 @@ def prepare(filter_text: str | None, sow_keys: Sequence[str], orderby: Sequence[
     indexers = {id(topic.indexer): topic.indexer for topic in topics}
     indexer = next(iter(indexers.values())) if len(indexers) == 1 else _NO_INDEX
     try:
-        return plan(Query(filter=filter_text, keys=tuple(sow_keys) or None, order_by=order_text), indexer)
+        return plan(Query(filter=filter_text, keys=tuple(sow_keys) or None, order_by=order_text, as_of=as_of),
+                    indexer)
     except InputError as exc:
         raise Refused(Reason.BAD_FILTER, f"filter {filter_text!r}: {exc.message}") from None
 
@@ -119,6 +121,8 @@ def run(chosen: Plan, topics: Sequence[SowTopic], *, now: int, top_n: int | None
         rows = execute(chosen, topics[0].payloads, candidates(), expiration_enabled=False, documents=documents)
     except FilterError as exc:  # e.g. a LIKE pattern that ran past its timeout
         raise Refused(Reason.BAD_FILTER, exc.message) from None
+    except InputError as exc:  # a historical query before what the topic's History window keeps
+        raise Refused(Reason.INVALID_BOOKMARK, exc.message) from None
     start = skip_n or 0
     returned = rows[start:] if top_n is None else rows[start:start + top_n]
     return QueryResult(returned, len(rows), sum(len(topic) for topic in topics))

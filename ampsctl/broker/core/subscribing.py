@@ -94,8 +94,10 @@ def sow(core: BrokerCore, session: Session, cmd: Sow, now: int) -> list[Action]:
     topics = sow_topics(core.store, cmd.topic, core.settings.message_type)
     if topics is None:
         raise Refused(Reason.INVALID_TOPIC, f"topic {cmd.topic!r} has no SOW: a sow query needs a SOW topic")
-    _check_historical(core, cmd.topic, topics, cmd.bookmark)
-    chosen = prepare(cmd.filter, cmd.sow_keys, cmd.orderby, topics)
+    as_of = _as_of(core, cmd.topic, topics, cmd.bookmark)
+    if as_of == 0:
+        topics = []  # EPOCH: the state before anything was written (empty), whatever the Window keeps
+    chosen = prepare(cmd.filter, cmd.sow_keys, cmd.orderby, topics, as_of=as_of)
     result = run(chosen, topics, now=now, top_n=cmd.options.top_n, skip_n=cmd.options.skip_n,
                  documents=bool(cmd.options.select))  # result_frames applies the select list to row.doc
     return _query_replies(session, cmd, result, cmd.query_id, None)
@@ -236,16 +238,37 @@ def _check_bookmark(core: BrokerCore, topic: str, bookmark: str, options: Comman
     return None if position.now else position
 
 
-def _check_historical(core: BrokerCore, topic: str, topics: list[SowTopic], bookmark: str | None) -> None:
-    """A query's ``bm`` asks a History topic for its past state; "for SOW topics where historical
-    query is not enabled, AMPS ignores this parameter" (§5.6, §5.7 [DOC]), so only a query of a
-    topic with History is refused (as-of queries are not served yet)."""
-    if bookmark is None:
-        return
+def _has_history(core: BrokerCore, topic: str, topics: list[SowTopic]) -> bool:
     group = core.store.route(topic, core.settings.message_type) if not has_metachars(topic) else None
-    if any(found.spec.history for found in topics) or (group is not None and group.spec.history):
-        raise Refused(Reason.INVALID_OPTIONS, f"historical SOW query (bm {bookmark!r}) of a topic with History "
-                                              "is not supported yet")
+    return any(found.spec.history for found in topics) or (group is not None and group.spec.history)
+
+
+def _check_historical(core: BrokerCore, topic: str, topics: list[SowTopic], bookmark: str | None) -> None:
+    """A sow_and_subscribe's ``bm`` on a History topic asks for its past state and a bookmark
+    subscription from there (§5.7), which is not served yet: refused. "For SOW topics where
+    historical query is not enabled, AMPS ignores this parameter" (§5.6, §5.7 [DOC])."""
+    if bookmark is not None and _has_history(core, topic, topics):
+        raise Refused(Reason.INVALID_OPTIONS, f"sow_and_subscribe as of a bookmark (bm {bookmark!r}) of a topic "
+                                              "with History is not supported yet; query with sow, then subscribe")
+
+
+def _as_of(core: BrokerCore, topic: str, topics: list[SowTopic], bookmark: str | None) -> int | None:
+    """When a ``sow``'s ``bm`` asks for a History topic's past state (§9 [DOC]): the time in µs; None
+    for the current state (no ``bm``, "now", or a topic without History, where AMPS ignores it)."""
+    if bookmark is None or not _has_history(core, topic, topics) or bookmark.strip() in _NOW_BOOKMARKS:
+        return None
+    try:
+        position = parse_position(bookmark)
+    except InputError as exc:
+        raise Refused(Reason.INVALID_BOOKMARK, f"bookmark {bookmark!r}: {exc.message}") from None
+    if position.now:
+        return None
+    if position.timestamp is not None:
+        return position.timestamp
+    if position.sequence == 0:
+        return 0  # EPOCH: the state before anything was written
+    raise Refused(Reason.INVALID_OPTIONS, f"historical SOW query by bookmark ({bookmark!r}) is not supported; "
+                                          "give the time as a timestamp (YYYYMMDDThhmmss[.ffffff]Z)")
 
 
 def _predicate(filter_text: str | None) -> Predicate | None:
