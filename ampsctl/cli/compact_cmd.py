@@ -101,6 +101,7 @@ def compact(
         total = sum(segment.records for segment in JournalReader(path).segments) if sys.stdout.isatty() else 0
         with progress_bar(total, "compacting") as advance:
             outcome = run_compact(job, Engine.LOCAL, on_error=report, progress=advance)
+    _note_missing_start(path)
     result = outcome.result
     for line in corrupt_lines(outcome.corrupt):
         sys.stderr.write(line + "\n")
@@ -123,6 +124,21 @@ def compact(
         write_lines(_text(summary))
     if result.skipped or outcome.corrupt:
         raise typer.Exit(ExitCode.FINDINGS)
+
+
+def _note_missing_start(path: Path) -> None:
+    """A note on stderr when the journal does not start at sequence 1: segments removed from its
+    front (archived) held records the SOW files therefore lack, as AMPS would rebuild them."""
+    from ampsctl.errors import AmpsctlError
+    from ampsctl.journal.reader import JournalReader
+
+    try:
+        first = JournalReader(path).first_sequence
+    except AmpsctlError:  # damage the run skipped (--skip-corrupt) or reported already
+        return
+    if first > 1:
+        sys.stderr.write(f"ampsctl: note: the journal starts at sequence {first}: records written before it "
+                         "(in segments removed since) are not in the SOW files\n")
 
 
 def _text(summary: dict[str, Any]) -> list[str]:

@@ -131,3 +131,19 @@ def test_sow_topics_take_records_of_their_message_type_in_any_case(tmp_path: Pat
     assert run_ampsctl("journal", "compact", "j", "--config", "amps.xml", "--out", "out", cwd=tmp_path).code == 0
     done = run_ampsctl("sow", "query", "out/orders.json.sow", "--format", "jsonl", cwd=tmp_path)
     assert done.stdout.count("\n") == 2, done.output
+
+
+def test_compact_says_when_the_journal_does_not_start_at_sequence_one(tmp_path: Path) -> None:
+    # a journal whose first segments were removed (archived) compacted without a word into SOW
+    # files that miss every record published before its first remaining sequence
+    many = b"".join(b'{"topic":"orders","data":{"id":%d,"pad":"%s"}}\n' % (i, b"x" * 200) for i in range(20))
+    (tmp_path / "in.jsonl").write_bytes(many)
+    (tmp_path / "amps.xml").write_bytes(CONFIG)
+    assert run_ampsctl("journal", "import", "in.jsonl", "--out", "j", "--segment-size", "1KB", cwd=tmp_path).code == 0
+    done = run_ampsctl("journal", "compact", "j", "--config", "amps.xml", "--out", "whole", cwd=tmp_path)
+    assert done.code == 0 and "note:" not in done.stderr, done.output
+    (tmp_path / "j" / "00000001.journal").unlink()
+    (tmp_path / "j" / "00000001.index").unlink()
+    done = run_ampsctl("journal", "compact", "j", "--config", "amps.xml", "--out", "part", cwd=tmp_path)
+    assert done.code == 0, done.output
+    assert "note: the journal starts at sequence 4" in done.stderr and "not in the SOW files" in done.stderr, done.stderr
