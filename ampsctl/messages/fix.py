@@ -12,9 +12,10 @@ so serialize(parse(x)) reproduces every value byte for byte and always ends with
 
 * merge (delta publish, §6.3, V5): tag by tag. Every name present in the delta replaces all of
   the base's fields of that name (a repeated name is an array, replaced whole, R2): in place
-  when the counts match, else at the position of the first one; names the base lacks are
-  appended in the delta's order; an empty value is a present NULL and replaces. Base field
-  order is kept.
+  when the counts match; else where the first one was, and arrays that interleave in the delta
+  (a FIX repeating group that grew or shrank) are written together as the delta has them
+  (``_blocks``); names the base lacks are appended in the delta's order; an empty value is a
+  present NULL and replaces. Base field order is kept.
 * diff (delta subscribe, §7.5): the fields of ``new`` in their order, keeping a key field
   (when ``send_keys``) and every selected field whose values (all of them, for a repeated
   name) differ in text from ``old``. Text equality, not inferred-type equality: ``1`` and
@@ -24,6 +25,7 @@ so serialize(parse(x)) reproduces every value byte for byte and always ends with
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -129,6 +131,36 @@ class FixDocument:
         return tuple(value for field, value in self.fields if field == name)
 
 
+def _blocks(delta: _Pairs, new: dict[str, tuple[str, ...]], old: dict[str, tuple[str, ...]]) -> dict[str, list[tuple[str, str]]]:
+    """The delta fields that a merge writes together, by name: a repeating group stays a group.
+
+    A name repeated in the delta or the base whose count changes is an array replaced whole
+    (R2); its fields span the delta from its first to its last occurrence, and such arrays
+    whose spans overlap are one block: the entries of a FIX repeating group that grew or
+    shrank (269 type, 270 price, 269, 270 ...). A block is written as the delta has it, where
+    the base's first field of one of its names was (at the end if there is none), and the
+    base's fields of its names go. Each name at its own first field wrote all the 269s and then
+    all the 270s. A name whose count does not change is replaced value by value, in place, so a
+    diff that sends only the changed 270s of a group still merges into it."""
+    spans: dict[str, list[int]] = {}
+    for index, (name, _) in enumerate(delta):
+        count = len(new[name])
+        if count != len(old.get(name, ())) and (count > 1 or len(old.get(name, ())) > 1):
+            spans.setdefault(name, [index, index])[1] = index
+    block_of: dict[str, list[tuple[str, str]]] = {}
+    block: list[tuple[str, str]] = []
+    end = -1
+    for first, last in sorted(spans.values()):
+        if first > end:
+            block = []  # no overlap with the spans before: a new block
+        for name, value in delta[max(first, end + 1) : last + 1]:
+            if name in spans:
+                block.append((name, value))
+                block_of[name] = block
+        end = max(end, last)
+    return block_of
+
+
 def _groups(pairs: _Pairs) -> dict[str, tuple[str, ...]]:
     """Values per name, names in order of first appearance."""
     groups: dict[str, list[str]] = {}
@@ -175,28 +207,38 @@ class FixCodec:
         return FixRecord(_typed_fields(doc.fields))
 
     def merge(self, base: FixDocument | None, delta: FixDocument) -> FixDocument:
-        """Delta publish, tag by tag; ``base`` None is an insert (V6)."""
+        """Delta publish, tag by tag; ``base`` None is an insert (V6). See ``_blocks`` for
+        repeated tags whose count changes."""
         if base is None:
             return delta
         replacing = _groups(delta.fields)
         sizes = _groups(base.fields)
+        block_of = _blocks(delta.fields, replacing, sizes)
         out: list[tuple[str, str]] = []
-        placed: set[str] = set()
+        placed: set[str | int] = set()  # names and blocks (by id) already written
         seen: dict[str, int] = {}
         for name, value in base.fields:
-            if name not in replacing:
-                out.append((name, value))
-            elif len(replacing[name]) == len(sizes[name]):  # same length: value by value, in place
+            block = block_of.get(name)
+            if block is not None:
+                if id(block) not in placed:
+                    out.extend(block)
+                    placed.add(id(block))
+            elif name in replacing:  # as many in the base as in the delta: value by value, in place
                 index = seen.get(name, 0)
                 out.append((name, replacing[name][index]))
                 seen[name] = index + 1
                 placed.add(name)
-            elif name not in placed:  # else the whole group goes where the first old field was
-                out.extend((name, new) for new in replacing[name])
+            else:
+                out.append((name, value))
+        for name, value in delta.fields:  # what the base lacks, in the delta's order
+            block = block_of.get(name)
+            if block is not None:
+                if id(block) not in placed:
+                    out.extend(block)
+                    placed.add(id(block))
+            elif name not in placed:
+                out.append((name, value))
                 placed.add(name)
-        for name, values in replacing.items():
-            if name not in placed:
-                out.extend((name, new) for new in values)
         return FixDocument(tuple(out))
 
     def diff(

@@ -88,3 +88,19 @@ def test_a_nested_key_path_on_fix_says_fix_is_flat(tmp_path: Path) -> None:
     assert "a.fix: key field /55/x has 2 steps, but FIX and NVFIX messages are flat" in err and "like /55" in err
     code, out, err = run(tmp_path, {}, "merge", "--stream", "--key", "/55/x", "s.fix")
     assert code == 3 and "s.fix:1: key field /55/x has 2 steps" in err
+
+
+def test_a_repeating_group_whose_size_changes_keeps_its_entries_together(tmp_path: Path) -> None:
+    # Market data: 268 entries of (269 type, 270 price). A delta with three entries for a record
+    # with two put all of its 269s first and all of its 270s after them (each tag's array went
+    # where its first old field was), so no entry held its own type and price any more.
+    files = {"old.fix": "35=W|55=IBM|268=2|269=0|270=1.5|269=1|270=1.6|10=1|",
+             "delta.fix": "55=IBM|268=3|269=0|270=1.7|269=1|270=1.8|269=2|270=1.9|"}
+    code, out, err = run(tmp_path, files, "merge", "old.fix", "delta.fix")
+    assert (code, out, err) == (0, "35=W|55=IBM|268=3|269=0|270=1.7|269=1|270=1.8|269=2|270=1.9|10=1|\n", "")
+    # the subscriber of a full republish with one entry fewer gets the same record
+    files = {"new.fix": "35=W|55=IBM|268=1|269=2|270=2.5|10=1|"}
+    code, delta, err = run(tmp_path, files, "diff", "old.fix", "new.fix", "--key", "/55")
+    assert (code, delta, err) == (0, "55=IBM|268=1|269=2|270=2.5|\n", "")
+    code, out, err = run(tmp_path, {"delta.fix": delta.rstrip("\n")}, "merge", "old.fix", "delta.fix")
+    assert (code, out, err) == (0, "35=W|55=IBM|268=1|269=2|270=2.5|10=1|\n", "")
