@@ -44,8 +44,9 @@ class JournalProblem:
 
 _CORRUPT_HINT = (
     "run `ampsctl journal verify DIR` to list every damaged place; restore the segment from a "
-    "replica or backup, or cut it at the offset shown (truncate -s OFFSET FILE), losing the "
-    "records from there on"
+    "replica or backup. Only the journal's last segment may be cut at the offset shown instead "
+    "(truncate -s OFFSET FILE), losing its records from there on: a cut in an earlier segment "
+    "destroys its intact records after the damage and leaves a gap before the next segment"
 )
 
 

@@ -147,3 +147,19 @@ def test_compact_says_when_the_journal_does_not_start_at_sequence_one(tmp_path: 
     done = run_ampsctl("journal", "compact", "j", "--config", "amps.xml", "--out", "part", cwd=tmp_path)
     assert done.code == 0, done.output
     assert "note: the journal starts at sequence 4" in done.stderr and "not in the SOW files" in done.stderr, done.stderr
+
+
+def test_the_hint_for_damage_does_not_advise_cutting_a_segment_before_the_last(tmp_path: Path) -> None:
+    # the hint said to cut the damaged segment at the offset: done to segment 2 of 4, that destroys
+    # its intact records after the damage and leaves a gap the reader refuses all the same
+    many = b"".join(b'{"topic":"orders","data":{"id":%d,"pad":"%s"}}\n' % (i, b"x" * 200) for i in range(20))
+    (tmp_path / "in.jsonl").write_bytes(many)
+    assert run_ampsctl("journal", "import", "in.jsonl", "--out", "j", "--segment-size", "1KB", cwd=tmp_path).code == 0
+    segment = tmp_path / "j" / "00000002.journal"
+    data = bytearray(segment.read_bytes())
+    data[100] ^= 0x01
+    segment.write_bytes(bytes(data))
+    done = run_ampsctl("journal", "dump", "j", cwd=tmp_path)
+    assert done.code == 3 and "00000002.journal" in done.stderr, done.output
+    hint = done.stderr.split("hint:", 1)[1]
+    assert "only the journal's last segment may be cut" in hint.lower() and "gap" in hint, hint
