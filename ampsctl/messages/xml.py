@@ -28,6 +28,7 @@ is its text; a name repeated among siblings is an *array*.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -67,9 +68,15 @@ def _parse_root(raw: bytes) -> etree._Element:
         raise InputError(f"malformed XML message: {exc.msg}", code="XML", hint="check the message payload") from None
     if root is None:  # lxml returns None for some degenerate inputs (e.g. only whitespace)
         raise InputError("malformed XML message: no root element", code="XML", hint="check the message payload")
-    if b"<!ENTITY" in data:  # cheap: a declaration needs this text; then ask the parsed DTD
+    # Cheap: in an encoding where '<' is the ASCII byte (UTF-8, Latin-1 ...) a declaration needs
+    # this text; any other (UTF-16, UTF-32) asks the parsed DTD, which a UTF-16 message's
+    # declarations had slipped past.
+    if b"<!ENTITY" in data or not _ASCII_START.match(data):
         _refuse_entities(root)
     return root
+
+
+_ASCII_START = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*<")  # a UTF-8 BOM, blanks, then an ASCII '<'
 
 
 def _refuse_entities(root: etree._Element) -> None:

@@ -165,3 +165,16 @@ def test_a_namespaced_attribute_a_delta_adds_keeps_its_prefix(tmp_path: Path) ->
     code, out, err = run(tmp_path, files, "merge", "old.xml", "delta.xml", "nested.xml")
     assert (code, err) == (0, "")
     assert out == '<O xmlns:q="urn:q" xmlns:z="urn:z" q:r="1"><id>1</id><a q:k="2" z:k="3">1</a></O>\n'
+
+
+def test_entities_declared_in_a_utf16_message_are_refused_too(tmp_path: Path) -> None:
+    # The check looked for the ASCII bytes "<!ENTITY", which UTF-16 does not contain: the message
+    # was read with "x" for x&b;y and merged into a message that used &b; without declaring it.
+    text = '<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE a [<!ENTITY b "B">]><a><v>x&b;y</v></a>'
+    files = {"old.xml": text.encode("utf-16"), "delta.xml": b"<a><w>1</w></a>"}
+    code, out, err = run(tmp_path, files, "merge", "old.xml", "delta.xml")
+    assert (code, out) == (3, "")
+    assert "old.xml: XML message declares entities in its DOCTYPE (&b;), which are not expanded" in err
+    # a UTF-16 message without entities is read as before
+    files = {"plain.xml": '<?xml version="1.0" encoding="UTF-16"?><a><v>é</v></a>'.encode("utf-16")}
+    assert run(tmp_path, files, "merge", "plain.xml", "delta.xml") == (0, "<a><v>é</v><w>1</w></a>\n", "")
