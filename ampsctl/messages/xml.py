@@ -68,10 +68,10 @@ def _parse_root(raw: bytes) -> etree._Element:
         raise InputError(f"malformed XML message: {exc.msg}", code="XML", hint="check the message payload") from None
     if root is None:  # lxml returns None for some degenerate inputs (e.g. only whitespace)
         raise InputError("malformed XML message: no root element", code="XML", hint="check the message payload")
-    # Cheap: in an encoding where '<' is the ASCII byte (UTF-8, Latin-1 ...) a declaration needs
-    # this text; any other (UTF-16, UTF-32) asks the parsed DTD, which a UTF-16 message's
-    # declarations had slipped past.
-    if b"<!ENTITY" in data or not _ASCII_START.match(data):
+    # Cheap: in an encoding where '<' is the ASCII byte (UTF-8, Latin-1 ...) entities need a
+    # DOCTYPE; any other encoding (UTF-16, UTF-32) is checked always: a UTF-16 message's
+    # declarations had slipped past a test for the ASCII bytes.
+    if b"<!DOCTYPE" in data or not _ASCII_START.match(data):
         _refuse_entities(root)
     return root
 
@@ -82,7 +82,7 @@ _ASCII_START = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*<")  # a UTF-8 BOM, blan
 def _refuse_entities(root: etree._Element) -> None:
     """Entities are not expanded (no DTD processing): a reference in text would be dropped
     (``<a>x&b;y</a>`` read as ``x``) and one in an attribute expanded, so a message that
-    declares any is refused rather than read with text lost."""
+    declares or uses any (but the predefined ones) is refused rather than read with text lost."""
     dtd = root.getroottree().docinfo.internalDTD
     names = [entity.name for entity in dtd.iterentities()] if dtd is not None else []
     if names:
@@ -91,6 +91,15 @@ def _refuse_entities(root: etree._Element) -> None:
             f"XML message declares entities in its DOCTYPE ({shown}), which are not expanded",
             code="XML",
             hint="write the text itself, or a character reference such as &#233;; remove the <!ENTITY> declarations",
+        )
+    # An external DTD is not read: its entities stay unexpanded references, and a message
+    # written without the DOCTYPE (a merge, a diff) would use them undeclared.
+    reference = next(root.iter(etree.Entity), None)
+    if reference is not None:
+        raise InputError(
+            f"XML message uses the entity {reference.text}, which is not expanded (ampsctl does not read DTDs)",
+            code="XML",
+            hint="write the text itself, or a character reference such as &#233;",
         )
 
 

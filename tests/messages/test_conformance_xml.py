@@ -178,3 +178,15 @@ def test_entities_declared_in_a_utf16_message_are_refused_too(tmp_path: Path) ->
     # a UTF-16 message without entities is read as before
     files = {"plain.xml": '<?xml version="1.0" encoding="UTF-16"?><a><v>é</v></a>'.encode("utf-16")}
     assert run(tmp_path, files, "merge", "plain.xml", "delta.xml") == (0, "<a><v>é</v><w>1</w></a>\n", "")
+
+
+def test_an_entity_of_an_external_dtd_is_refused(tmp_path: Path) -> None:
+    # The external DTD is not read, so &b; stayed an unexpanded reference: the value read as
+    # "xy", and the merged message used &b; without the DOCTYPE, which no parser then reads.
+    files = {"old.xml": b'<!DOCTYPE a SYSTEM "a.dtd"><a><v>x&b;y</v></a>', "delta.xml": b"<a><w>1</w></a>"}
+    code, out, err = run(tmp_path, files, "merge", "old.xml", "delta.xml")
+    assert (code, out) == (3, "")
+    assert "old.xml: XML message uses the entity &b;, which is not expanded (ampsctl does not read DTDs)" in err
+    # predefined entities and character references are text as usual
+    files = {"ok.xml": b'<!DOCTYPE a SYSTEM "a.dtd"><a><v>x&amp;&#233;y</v></a>'}
+    assert run(tmp_path, files, "merge", "ok.xml", "delta.xml") == (0, "<a><v>x&amp;éy</v><w>1</w></a>\n", "")
