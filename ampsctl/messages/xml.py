@@ -19,9 +19,10 @@ is its text; a name repeated among siblings is an *array*.
   only the delta root never empties the document (it is the message, not a field).
 * diff (delta subscribe, §7.5): walks ``new``; objects present on both sides are diffed
   recursively, attributes of an object are compared one by one, and leaves and arrays are
-  compared and sent whole (a leaf with its attributes). An object whose attributes changed but
-  none of its fields goes out with its fields, since without child elements it would read as
-  an empty leaf and empty the object. Key fields go out with ``send_keys``.
+  compared and sent whole (a leaf with its attributes). An object that goes out with
+  attributes only (changed ones, or a key attribute) goes out with its fields, since without
+  child elements it would read as an empty leaf and empty the object. Key fields go out with
+  ``send_keys``.
   As for merge, old and new must have the same root element (an InputError otherwise).
 """
 
