@@ -149,19 +149,24 @@ def _exact_integer(token: str) -> Any:
     return IntText(value, token.encode("ascii"))
 
 
-def number_text(value: Any) -> orjson.Fragment:
-    """orjson's ``default`` for the text-keeping numbers: their text, as it was read."""
-    text = getattr(value, "text", None)
-    if type(value) in (FloatText, IntText) and text is not None:
-        return orjson.Fragment(text)
-    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
+def number_text(value: Any) -> Any:
+    """orjson's ``default`` for the text-keeping numbers: their text, as it was read. Other
+    subclasses that OPT_PASSTHROUGH_SUBCLASS hands over are written as orjson writes them."""
+    kind = type(value)
+    if kind is FloatText or kind is IntText:
+        return orjson.Fragment(value.text)
+    for base in (str, int, dict, list):
+        if isinstance(value, base):
+            return base(value)
+    raise TypeError(f"Type is not JSON serializable: {kind.__name__}")
 
 
 def dumps(doc: Any) -> bytes:
     """``orjson.dumps`` that writes ``FloatText`` and ``IntText`` as their text.
 
     OPT_PASSTHROUGH_SUBCLASS hands int subclasses to ``number_text`` (orjson would write the
-    int); documents hold no other subclass, and bool is not passed through."""
+    int), and str, dict and list subclasses, which it gives back as orjson wrote them; bool is
+    not passed through."""
     return orjson.dumps(doc, default=number_text, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
 
 

@@ -79,3 +79,21 @@ def test_every_number_text_survives_parse_and_serialize(numbers: list[str], spac
         written = codec.serialize(codec.parse(raw))
         assert written == raw.replace(b" ", b"")
         assert json.loads(written) == json.loads(raw)
+
+
+def test_other_subclasses_are_still_written_as_orjson_writes_them() -> None:
+    # Writing IntText needs orjson's OPT_PASSTHROUGH_SUBCLASS, which hands every str, int,
+    # dict and list subclass to the default function; those must not become errors.
+    import enum
+
+    class Text(str):
+        pass
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Mapping(dict):  # type: ignore[type-arg]
+        pass
+
+    doc = {"a": Text("x"), "b": Level.HIGH, "c": Mapping(x=1), "d": True, "e": [Text("y")]}
+    assert JSON.serialize(doc) == JSON_EXACT.serialize(doc) == b'{"a":"x","b":3,"c":{"x":1},"d":true,"e":["y"]}'
