@@ -25,7 +25,10 @@ plans it (same errors for a bad filter, order-by, select or top-n). Then:
   there is a top-n and no order-by, and go through ``sow.query.execute`` without its
   predicate: order-by, top-n and select are the local engine's code, so both engines print
   the same records. Rows from a SOW file are CRC-checked as results, as the local engine
-  does (the source does not check the rows no query returns, nor does the local engine).
+  does (the source does not check the rows no query returns, nor does the local engine);
+* a row whose filter evaluation fails comes back marked (``filter_frame``'s error column),
+  ordered before the others: the first is raised, naming its record, as the local scan in
+  file order raises it.
 As-of queries read the History table, which only the local engine does (a UsageError).
 ``run_query`` raises every usage error (``check_request``) and plans the query before it
 starts a session, so none of them waits for a JVM.
@@ -44,13 +47,14 @@ from typing import TYPE_CHECKING, Any
 from ampsctl.errors import UsageError
 from ampsctl.pipeline.errors import translated
 from ampsctl.sow.payloads import Payloads
-from ampsctl.sow.query import Query, Row, execute, plan, topic_test
+from ampsctl.sow.query import Query, Row, execute, naming_record, plan, topic_test
 from ampsctl.sow.record import SowRecord
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
 _COLUMNS = ("topic", "sow_key", "payload", "sequence", "timestamp", "expiration", "expires_at")
+_FAILED = "__ampsctl_failed"  # the filter's evaluation error on a row, NULL on the rows it selects
 _PARQUET_TYPE = re.compile(r"\.([A-Za-z0-9_-]+)\.parquet$")
 
 
@@ -114,7 +118,7 @@ def query(spark: SparkSession, path: str, request: Query, *, message_type: str |
             frame = _sow_frame(spark, path)
             narrowed = _narrow(frame, request, lambda: [row[0] for row in sow.select("SELECT DISTINCT topic FROM records")],
                                meta.spec.expiration_enabled)
-            rows, fallback = _run(narrowed, chosen, payloads, request, on_fallback)
+            rows, fallback = _run(narrowed, chosen, payloads, request, on_fallback, meta.spec.pattern)
         records = [StoredRecord(row[1], row[2], bytes(row[3]), *row[4:9]) for row in rows]
         for record in records:
             sow.check(record)
@@ -144,7 +148,7 @@ def _query_parquet(spark: SparkSession, path: str, request: Query, message_type:
                        micros["timestamp"].alias("timestamp"), "expiration", micros["expires_at"].alias("expires_at"))
     topics = [row[0] for row in frame.select("topic").distinct().collect()]
     narrowed = _narrow(frame, request, lambda: topics, expiration_enabled=True)
-    rows, fallback = _run(narrowed, chosen, payloads, request, on_fallback)
+    rows, fallback = _run(narrowed, chosen, payloads, request, on_fallback, len(topics) > 1)
     records = [SowRecord(*(bytes(value) if name == "payload" else value for name, value in zip(_COLUMNS, row[1:8])))
                for row in rows]
     return _finish(chosen, payloads, records, len(topics) > 1, fallback)
@@ -173,8 +177,10 @@ def _narrow(frame: DataFrame, request: Query, topics: Callable[[], list[str]], e
 
 
 def _run(frame: DataFrame, chosen: Any, payloads: Payloads, request: Query,
-         on_fallback: Callable[[str], None] | None) -> tuple[list[Any], str | None]:
-    from ampsctl.pipeline.spark_query import filter_frame
+         on_fallback: Callable[[str], None] | None, pattern: bool) -> tuple[list[Any], str | None]:
+    from pyspark.sql import functions as F
+
+    from ampsctl.pipeline.spark_query import collect, failure_of, filter_frame
 
     reasons: list[str] = []
 
@@ -183,15 +189,20 @@ def _run(frame: DataFrame, chosen: Any, payloads: Payloads, request: Query,
         if on_fallback is not None:
             on_fallback(reason)
 
-    if chosen.expr is not None:
+    if chosen.expr is None:
+        frame = frame.withColumn(_FAILED, F.lit(None).cast("string"))
+    else:
         frame, _ = filter_frame(frame, request.filter or "", payload="payload", message_type=payloads.message_type,
-                                on_fallback=fell_back)
-    frame = frame.orderBy("id")
+                                on_fallback=fell_back, error_column=_FAILED)
+    # Rows whose evaluation failed come first, in file order: the first is the one the local
+    # engine's scan fails on (it evaluates every candidate of a small file, top-n or not).
+    frame = frame.orderBy(F.col(_FAILED).isNull(), "id")
     if request.top_n is not None and not chosen.order:
         frame = frame.limit(request.top_n)
-    from ampsctl.pipeline.spark_query import collect
-
-    return collect(frame), (reasons[0] if reasons else None)
+    rows = collect(frame)
+    if rows and rows[0][_FAILED] is not None:
+        raise naming_record(failure_of(rows[0][_FAILED]), rows[0]["sow_key"], rows[0]["topic"] if pattern else None)
+    return rows, (reasons[0] if reasons else None)
 
 
 def _finish(chosen: Any, payloads: Payloads, records: list[SowRecord], pattern: bool,
