@@ -5,7 +5,7 @@ cheap). Output contract (golden files in tests/cli/golden/sow/):
 
 * A record is shown as ``sow_key``, ``topic``, ``sequence`` (journal sequence of its last
   write), ``timestamp``, ``expiration`` (seconds as published), ``expires_at`` and
-  ``message``: the JSON object itself for json topics, else the message text (FIX/NVFIX SOH
+  ``message``: the JSON object itself for json topics, else the message text as stored (FIX/NVFIX SOH
   characters are printed as ``|`` in table and text output, kept in json/jsonl/csv).
 * ``query`` formats: ``table`` (rich, the default; the last line says how many records and
   which index answered), ``json`` (an array), ``jsonl`` (one object per line), ``csv`` (a
@@ -295,7 +295,9 @@ def _message(record: SowRecord, doc: Any, payloads: Payloads, paths: tuple[str, 
                              f"{exc.message}", code="SOW_MESSAGE",
                              hint="the file holds a message ampsctl would not have stored; rebuild the file from its "
                              "journal (`ampsctl journal compact`)") from None
-    raw = record.payload if doc is None else payloads.serialize(doc)
+    # the stored message; a document is serialised only when --select reduced it (serialising a
+    # parsed XML message again would change its quotes, CDATA and declaration)
+    raw = payloads.serialize(doc) if doc is not None and paths else record.payload
     return raw.decode("utf-8", "backslashreplace")
 
 
