@@ -12,8 +12,8 @@ state before the first update" to "the latest state". So:
 * a delta subscription gets the merge of the deltas the span replaces (seed 004, "Conflated
   Subscriptions and Delta Subscribe"): every field that changed during the span, with its latest
   value, even one that changed back to the value it had before the span. Each update's delta
-  comes from ``JSON.diff`` (the one delta implementation) and they are merged as delta publishes
-  are (``JSON.merge``, last value wins) as they arrive. A span with an insert or a delete in it
+  comes from ``JSON_TEXT.diff`` (the one delta implementation; number text kept) and they are
+  merged as delta publishes are (last value wins) as they arrive. A span with an insert or a delete in it
   (an update without both states) gets the diff from the state before the span to the latest;
 * filters, ``select``, ``oof`` and ``no_empties`` are applied when the slot is released, to the
   latest state (a key that left the filter gets its OOF then, a delete its ``deleted``).
@@ -42,7 +42,7 @@ from ampsctl.broker.core.actions import Send
 from ampsctl.broker.core.fanout import Update, UpdateKind, render
 from ampsctl.broker.core.subscriptions import Subscription, SubscriptionIndex
 from ampsctl.errors import AmpsctlError
-from ampsctl.messages.json_codec import JSON
+from ampsctl.messages.json_codec import JSON_TEXT
 from ampsctl.messages.keys import key_material, key_values
 
 MIN_INTERVAL = 1_000  # µs: below this a timer cannot keep the promise
@@ -57,15 +57,15 @@ class _Slot:
 
     def add_delta(self, sub: Subscription, update: Update) -> None:
         """Merge ``update``'s delta, as ``sub`` sees it (its select list), into ``merged``."""
-        old, new = update.parsed_old(), update.parsed_new()
+        old, new = update.texts()  # number text kept, as in fan-out's deltas
         if old is None or new is None:
             self.exact, self.merged = False, None
             return
         if sub.select is not None:
             old, new = sub.select.apply(old), sub.select.apply(new)
-        step = JSON.diff(old, new, update.key_fields, no_empties=True, send_keys=True)
+        step = JSON_TEXT.diff(old, new, update.key_fields, no_empties=True, send_keys=True)
         if step is not None:  # None: nothing changed in this update
-            self.merged = step if self.merged is None else JSON.merge(self.merged, step)
+            self.merged = step if self.merged is None else JSON_TEXT.merge(self.merged, step)
 
 
 class ConflationQueue:

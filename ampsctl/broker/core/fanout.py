@@ -38,7 +38,7 @@ import orjson
 from ampsctl.broker.core.actions import Send
 from ampsctl.broker.core.subscriptions import Subscription
 from ampsctl.errors import AmpsctlError
-from ampsctl.messages.json_codec import JSON
+from ampsctl.messages.json_codec import JSON, JSON_TEXT, JsonCodec
 from ampsctl.protocol.errors import FrameTooLarge
 from ampsctl.protocol.frames import MAX_LENGTH, encode_frame
 from ampsctl.protocol.headers import format_timestamp
@@ -70,6 +70,8 @@ class Update:
     new_doc: Any = field(default=_UNPARSED)  # the parsed new state, when the caller has it
     old_doc: Any = field(default=_UNPARSED)
     span_delta: Any = None  # a conflation span's merged deltas, for the one subscription it is rendered for
+    text_old: Any = field(default=_UNPARSED)  # the states read keeping number text (``texts``)
+    text_new: Any = field(default=_UNPARSED)
 
     def parsed_new(self) -> Any:
         if self.new_doc is _UNPARSED:
@@ -81,12 +83,20 @@ class Update:
             self.old_doc = _parse(self.old)
         return self.old_doc
 
+    def texts(self) -> tuple[Any, Any]:
+        """The old and new states read keeping each number's text (``JSON_TEXT``), for what the
+        broker writes itself (deltas, select lists): a number goes out as it was published
+        (``1.50``, ``1E5``), not as the parser writes it (docs/messages.md, "Number text")."""
+        if self.text_new is _UNPARSED:
+            self.text_old, self.text_new = _parse(self.old, JSON_TEXT), _parse(self.new, JSON_TEXT)
+        return self.text_old, self.text_new
 
-def _parse(payload: bytes | None) -> Any:
+
+def _parse(payload: bytes | None, codec: JsonCodec = JSON) -> Any:
     if payload is None:
         return None
     try:
-        return JSON.parse(payload)
+        return codec.parse(payload)
     except AmpsctlError:
         return None  # not JSON: filters cannot match it, unfiltered subscribers still get it
 
@@ -243,17 +253,17 @@ def _body(update: Update, sub: Subscription, seen: bool, all_full: bool) -> byte
             return _delta(update, sub)
     if sub.select is None:
         return update.new
-    doc = update.parsed_new()
-    return update.new if doc is None else JSON.serialize(sub.select.apply(doc))
+    doc = update.texts()[1]
+    return update.new if doc is None else JSON_TEXT.serialize(sub.select.apply(doc))
 
 
 def _delta(update: Update, sub: Subscription) -> bytes | None:
     if update.span_delta is not None:  # conflation.py: the merge of the span's deltas, select applied
-        return JSON.serialize(update.span_delta)
-    old, new = update.parsed_old(), update.parsed_new()
+        return JSON_TEXT.serialize(update.span_delta)
+    old, new = update.texts()
     if old is None or new is None:
         return update.new  # not JSON on one side: only the full message can be sent
     if sub.select is not None:
         old, new = sub.select.apply(old), sub.select.apply(new)
-    delta = JSON.diff(old, new, update.key_fields, no_empties=sub.options.no_empties, send_keys=True)
-    return None if delta is None else JSON.serialize(delta)
+    delta = JSON_TEXT.diff(old, new, update.key_fields, no_empties=sub.options.no_empties, send_keys=True)
+    return None if delta is None else JSON_TEXT.serialize(delta)

@@ -28,7 +28,7 @@ from ampsctl.broker.core.select import SelectList
 from ampsctl.errors import InputError
 from ampsctl.filter.errors import FilterError
 from ampsctl.filter.regexes import compile_pattern, has_metachars, search_compiled
-from ampsctl.messages.json_codec import JSON
+from ampsctl.messages.json_codec import JSON_TEXT
 from ampsctl.protocol.cmdoptions import OrderKey, format_orderby
 from ampsctl.protocol.errors import Reason
 from ampsctl.protocol.frames import encode_sow_parts
@@ -141,7 +141,7 @@ def result_frames(rows: Sequence[Row], *, batch_size: int, query_id: str | None,
     frames: list[bytes] = []
     number = 0
     start = 0
-    dumps, serialize = orjson.dumps, JSON.serialize
+    dumps, serialize = orjson.dumps, JSON_TEXT.serialize  # select lists keep the published number text
     while start < len(rows):
         topic = rows[start].record.topic
         end = start
@@ -151,7 +151,7 @@ def result_frames(rows: Sequence[Row], *, batch_size: int, query_id: str | None,
             parts: list[bytes] = []
             for row in rows[first:min(first + batch_size, end)]:
                 record = row.record
-                data = record.payload if select is None else serialize(select.apply(row.doc))
+                data = record.payload if select is None else serialize(select.apply(_text_doc(record.payload, row.doc)))
                 if no_sowkey:
                     parts += (b'{"l":%d}' % len(data), data)
                 else:
@@ -161,3 +161,12 @@ def result_frames(rows: Sequence[Row], *, batch_size: int, query_id: str | None,
             frames.append(encode_sow_parts(header, parts))  # sets bs, in header()'s place
         start = end
     return frames
+
+
+def _text_doc(payload: bytes, doc: Any) -> Any:
+    """``payload`` read keeping each number's text (docs/messages.md, "Number text"); ``doc``
+    (the store's reading) when it cannot be read so."""
+    try:
+        return JSON_TEXT.parse(payload)
+    except InputError:
+        return doc
