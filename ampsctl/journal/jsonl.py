@@ -40,7 +40,7 @@ import orjson
 from ampsctl.errors import AmpsctlError, InputError, Location
 from ampsctl.journal.bookmarks import parse_timestamp, timestamp_value
 from ampsctl.journal.record import Command, JournalRecord, sow_delete_payload
-from ampsctl.lines import without_bom
+from ampsctl.lines import not_utf8, without_bom
 from ampsctl.messages.json_codec import dumps_exact, loads_keeping_integers
 
 DEFAULT_START = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z in µs
@@ -58,6 +58,8 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1  # a journal record's timesta
 _QUOTED = {name: b'"%s"' % name.encode("ascii") for name in _KNOWN}
 # a name spelled with a \\u escape (every field name is ASCII letters and _): it may repeat another
 _ESCAPED_NAME = re.compile(rb'"[A-Za-z_]*\\u[^"]*"\s*:')
+_NOT_UTF8_HINT = ("JSON Lines are UTF-8: convert the file first (iconv -f LATIN1 -t UTF-8, or -f UTF-16 for one that "
+                  "starts with the bytes FF FE), and give binary messages as payload_base64")
 HINT = ('one JSON object per line, e.g. {"command":"publish","topic":"orders","data":{"id":1}}; '
         "see `ampsctl journal import --help`")
 
@@ -88,6 +90,9 @@ def parse_line(raw: bytes | str, clock: Clock) -> JournalRecord:
     try:
         obj = _loads(raw)
     except ValueError as exc:  # orjson's JSONDecodeError and json's are ValueErrors
+        bad_byte = not_utf8(raw)  # orjson calls any bad byte "surrogates not allowed" at char 0
+        if bad_byte is not None:
+            raise _bad(f"the line is {bad_byte}", hint=_NOT_UTF8_HINT) from None
         raise _bad(f"not valid JSON: {exc}") from None
     if not isinstance(obj, dict):
         raise _bad(f"a line must be a JSON object, not {_kind(obj)}")

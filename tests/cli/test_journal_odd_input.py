@@ -163,3 +163,14 @@ def test_the_hint_for_damage_does_not_advise_cutting_a_segment_before_the_last(t
     assert done.code == 3 and "00000002.journal" in done.stderr, done.output
     hint = done.stderr.split("hint:", 1)[1]
     assert "only the journal's last segment may be cut" in hint.lower() and "gap" in hint, hint
+
+
+def test_import_names_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    # orjson says "str is not valid UTF-8: surrogates not allowed ... char 0" of any bad byte
+    (tmp_path / "latin1.jsonl").write_bytes(b'{"topic":"a","data":{}}\n{"topic":"a","data":{"n":"caf\xe9"}}\n')
+    (tmp_path / "utf16.jsonl").write_bytes('{"topic":"a","data":{}}\n'.encode("utf-16"))
+    for name, where in (("latin1.jsonl", "latin1.jsonl:2: the line is not valid UTF-8: byte 0xe9 at byte offset 29"),
+                        ("utf16.jsonl", "utf16.jsonl:1: the line is not valid UTF-8: byte 0xff at byte offset 0")):
+        done = run_ampsctl("journal", "import", name, "--out", "j", cwd=tmp_path)
+        assert done.code == 3 and where in done.stderr, done.output
+        assert "surrogates" not in done.stderr and "UTF-16" in done.stderr
