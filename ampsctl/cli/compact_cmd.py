@@ -69,7 +69,7 @@ def compact(
     """
     from ampsctl.cli.config_cmd import parse_env
     from ampsctl.cli.journal_cmd import _position
-    from ampsctl.cli.output import json_text, write_lines
+    from ampsctl.cli.output import json_text, terminal_text, write_lines
     from ampsctl.cli.pipeline_cli import check_spark_only, corrupt_lines, spark_options, summary_extra
     from ampsctl.cli.sow_cmd import _time, progress_bar
     from ampsctl.config.loader import load_config
@@ -90,7 +90,8 @@ def compact(
 
     def report(exc: ReplayError) -> None:
         skipped.append(exc)
-        sys.stderr.write(f"ampsctl: skipped: {exc.message}\n")
+        # escaped as every error is (a topic or key may hold terminal controls)
+        sys.stderr.write(terminal_text(f"ampsctl: skipped: {exc.message}", lines=True, soh=None) + "\n")
 
     job = CompactJob(str(path), tuple(specs), str(out), as_of=as_of, now=_time("--now", now), overwrite=force,
                      keep_going=keep_going, skip_corrupt=skip_corrupt, output=OutputFormat(out_format.value))

@@ -145,7 +145,7 @@ def _import_summary(out: Path, format: ReportFormat) -> None:
     if format is ReportFormat.json:
         _write_line(json_text(summary))
         return
-    _write_line(f"imported {_plural(summary['records'], 'record')} into {out}: sequences {summary['first_sequence']} to "
+    _write_text(f"imported {_plural(summary['records'], 'record')} into {out}: sequences {summary['first_sequence']} to "
                 f"{summary['last_sequence']}, {_plural(summary['segments'], 'segment')}, {summary['bytes']} bytes")
 
 
@@ -192,7 +192,7 @@ def dump_command(
     if selector is not None and selector.untested:
         reasons = ", ".join(f"{why}: {count}" for why, count in sorted(selector.untested.items()))
         untested = _plural(sum(selector.untested.values()), "record")
-        _write_line(f"note: {untested} could not be tested by --filter ({reasons})", err=True)
+        _write_text(f"note: {untested} could not be tested by --filter ({reasons})", err=True)
     _torn_note(reader)
 
 
@@ -346,7 +346,7 @@ def replay_command(
         kinds = ", ".join(f"{count} {label}" for label, count in sorted(summary.sent.items()))
         skipped = "; skipped " + ", ".join(f"{count} {why}" for why, count in sorted(summary.skipped.items())) \
             if summary.skipped else ""
-        _write_line(f"replayed {_plural(summary.total, 'record')} ({kinds or 'none'}) to {target.shown} in {summary.elapsed:.3f} s, "
+        _write_text(f"replayed {_plural(summary.total, 'record')} ({kinds or 'none'}) to {target.shown} in {summary.elapsed:.3f} s, "
                     f"{summary.rate:.0f} records/s{skipped}")
     _torn_note(reader)
 
@@ -391,11 +391,11 @@ def verify_command(
         }))
     else:
         for problem in problems:
-            _write_line(f"{problem.path}: offset {problem.offset}: {problem.kind.value}: {problem.reason}")
+            _write_text(f"{problem.path}: offset {problem.offset}: {problem.kind.value}: {problem.reason}")
         if problems:
-            _write_line(f"{_plural(len(problems), 'problem')} in {_plural(len(segments), 'segment')} ({total} bytes)")
+            _write_text(f"{_plural(len(problems), 'problem')} in {_plural(len(segments), 'segment')} ({total} bytes)")
         else:
-            _write_line(f"ok: {_plural(sum(s.records for s in segments), 'record')} in {_plural(len(segments), 'segment')} "
+            _write_text(f"ok: {_plural(sum(s.records for s in segments), 'record')} in {_plural(len(segments), 'segment')} "
                         f"(sequences {reader.first_sequence} to {reader.last_sequence}, {total} bytes)")
         _torn_note(reader, err=False)
     if problems:
@@ -418,7 +418,7 @@ def _open_reader(path: str) -> JournalReader:
 def _torn_note(reader: JournalReader, *, err: bool = True) -> None:
     torn = reader.torn_tail
     if torn is not None:
-        _write_line(f"note: {torn}; it is not part of the journal (the writer cuts it when it next opens the journal)", err=err)
+        _write_text(f"note: {torn}; it is not part of the journal (the writer cuts it when it next opens the journal)", err=err)
 
 
 def _option_time(option: str, text: str) -> int:
@@ -538,6 +538,12 @@ def _plural(count: int, word: str) -> str:
 def _write_line(text: str, *, err: bool = False) -> None:
     stream = sys.stderr if err else sys.stdout
     stream.write(text + "\n")
+
+
+def _write_text(text: str, *, err: bool = False) -> None:
+    """A line of the text formats: paths, topics and message types from the journal escaped for
+    the terminal (``output.terminal_text``), as errors and record dumps are."""
+    _write_line(terminal_text(text, lines=True, soh=None), err=err)
 
 
 # The pipeline's export (Parquet/JSONL, local or Spark) is defined with the other pipeline options.

@@ -174,3 +174,25 @@ def test_import_names_bytes_that_are_not_utf8(tmp_path: Path) -> None:
         done = run_ampsctl("journal", "import", name, "--out", "j", cwd=tmp_path)
         assert done.code == 3 and where in done.stderr, done.output
         assert "surrogates" not in done.stderr and "UTF-16" in done.stderr
+
+
+def test_keep_going_reports_skipped_records_escaped_for_the_terminal(tmp_path: Path) -> None:
+    # the "skipped:" line wrote the record's topic raw: an ESC sequence in a topic name reached
+    # the terminal, where every error escapes it (cli/output.terminal_text)
+    (tmp_path / "in.jsonl").write_bytes(b'{"topic":"p.a","data":{"id":1},"sow_key":"k"}\n'
+                                        b'{"topic":"p.\\u001b[2J","data":{"id":2}}\n')  # no SowKey: refused
+    (tmp_path / "amps.xml").write_bytes(b"""<AMPSConfig><Name>t</Name><SOW><Topic><Name>p</Name><Pattern>^p[.]</Pattern>
+<MessageType>json</MessageType><FileName>sow/%n.sow</FileName></Topic></SOW></AMPSConfig>""")
+    assert run_ampsctl("journal", "import", "in.jsonl", "--out", "j", cwd=tmp_path).code == 0
+    done = run_ampsctl("journal", "compact", "j", "--config", "amps.xml", "--out", "out", "--keep-going", cwd=tmp_path)
+    assert done.code == 1 and "ampsctl: skipped: journal record 2" in done.stderr, done.output
+    assert "\x1b" not in done.stderr, done.stderr
+
+
+def test_dump_notes_escape_what_the_journal_holds(tmp_path: Path) -> None:
+    # the --filter note named a record's message type raw: an ESC sequence reached the terminal
+    (tmp_path / "in.jsonl").write_bytes(b'{"topic":"a","message_type":"\\u001b[2Jx","payload":"y"}\n')
+    assert run_ampsctl("journal", "import", "in.jsonl", "--out", "j", cwd=tmp_path).code == 0
+    done = run_ampsctl("journal", "dump", "j", "--filter", "/a = 1", cwd=tmp_path)
+    assert done.code == 0 and "could not be tested by --filter" in done.stderr, done.output
+    assert "\x1b" not in done.stderr and "\\x1b[2Jx" in done.stderr, done.stderr
