@@ -411,7 +411,8 @@ def _text_lines(meta: SowMeta, records: Iterable[SowRecord], payloads: Payloads)
     from ampsctl.journal.bookmarks import format_timestamp
 
     spec = meta.spec
-    yield f"# {meta.path}: topic {spec.name} ({spec.message_type}), format {meta.format_version}, last sequence {meta.last_sequence}"
+    yield _shown(f"# {meta.path}: topic {spec.name} ({spec.message_type}), format {meta.format_version}, "
+                 f"last sequence {meta.last_sequence}")
     for record in records:
         expires = f" expires {format_timestamp(record.expires_at)}" if record.expires_at is not None else ""
         topic = f" {_shown(record.topic)}" if spec.pattern else ""
@@ -446,7 +447,7 @@ def _stats_lines(stats: dict[str, Any]) -> Iterator[str]:
     if stats.get("verified") is not None:
         rows.append(("verified", stats["verified"]))
     width = max(len(name) for name, _ in rows)
-    return (f"{name:<{width}}  {value}" for name, value in rows)
+    return (f"{name:<{width}}  {_shown(value)}" for name, value in rows)  # a path, a Pattern: escaped for the terminal
 
 
 def _write(text: str) -> None:

@@ -48,3 +48,13 @@ def test_select_still_builds_the_reduced_message(tmp_path: Path) -> None:
     sow = _sow(tmp_path)
     done = run_ampsctl("sow", "query", sow, "-f", "jsonl", "--select", "/o/id", "--filter", "/o/id = 9", cwd=tmp_path)
     assert done.code == 0 and [json.loads(line)["message"] for line in done.stdout.splitlines()] == ["<o><id>9</id></o>"], done.output
+
+
+def test_text_outputs_escape_the_path_for_the_terminal(tmp_path: Path) -> None:
+    # sow stats and sow dump printed the file's path raw: an ESC in a file name reached the terminal
+    sow = _sow(tmp_path)
+    odd = sow.with_name("\x1b[2Jx.sow")
+    odd.write_bytes(sow.read_bytes())
+    for command in (("stats",), ("stats", "--verify"), ("dump",)):
+        done = run_ampsctl("sow", *command, odd, cwd=tmp_path)
+        assert done.code == 0 and "\x1b" not in done.stdout and "\\x1b[2Jx.sow" in done.stdout, (command, done.output)
