@@ -122,7 +122,7 @@ def compact(
     if format is CompactFormat.json:
         write_lines([json_text(summary)])
     else:
-        write_lines(_text(summary))
+        write_lines(terminal_text(line, soh=None) for line in _text(summary))  # paths and topics, escaped
     if result.skipped or outcome.corrupt:
         raise typer.Exit(ExitCode.FINDINGS)
 

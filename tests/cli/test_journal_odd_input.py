@@ -196,3 +196,11 @@ def test_dump_notes_escape_what_the_journal_holds(tmp_path: Path) -> None:
     done = run_ampsctl("journal", "dump", "j", "--filter", "/a = 1", cwd=tmp_path)
     assert done.code == 0 and "could not be tested by --filter" in done.stderr, done.output
     assert "\x1b" not in done.stderr and "\\x1b[2Jx" in done.stderr, done.stderr
+
+
+def test_compact_summary_escapes_paths_for_the_terminal(tmp_path: Path) -> None:
+    (tmp_path / "in.jsonl").write_bytes(DEMO)
+    (tmp_path / "amps.xml").write_bytes(CONFIG)
+    assert run_ampsctl("journal", "import", "in.jsonl", "--out", "\x1b[2Jj", cwd=tmp_path).code == 0
+    done = run_ampsctl("journal", "compact", "\x1b[2Jj", "--config", "amps.xml", "--out", "\x1b[2Jo", cwd=tmp_path)
+    assert done.code == 0 and "\x1b" not in done.output and "\\x1b[2Jo/orders.json.sow" in done.stdout, done.output
