@@ -6,7 +6,8 @@ cheap). Output contract (golden files in tests/cli/golden/sow/):
 * A record is shown as ``sow_key``, ``topic``, ``sequence`` (journal sequence of its last
   write), ``timestamp``, ``expiration`` (seconds as published), ``expires_at`` and
   ``message``: the JSON object itself for json topics, else the message text as stored (FIX/NVFIX SOH
-  characters are printed as ``|`` in table and text output, kept in json/jsonl/csv).
+  characters are printed as ``|`` in table and text output, kept in json/jsonl/csv). In json and
+  jsonl a message that is not UTF-8 text is ``message_base64`` instead, as ``journal dump`` does.
 * ``query`` formats: ``table`` (rich, the default; the last line says how many records and
   which index answered), ``json`` (an array), ``jsonl`` (one object per line), ``csv`` (a
   header; with ``--select`` one column per selected field, else a ``message`` column; cells
@@ -226,18 +227,30 @@ def progress_bar(total: int, what: str) -> Iterator[Callable[[int], None]]:
 
 
 def record_object(record: SowRecord, doc: Any, payloads: Payloads, paths: tuple[str, ...] | None = None) -> dict[str, Any]:
-    """A record as the json/jsonl/csv outputs show it (``paths``: the --select that reduced ``doc``)."""
+    """A record as the json/jsonl outputs show it (``paths``: the --select that reduced ``doc``).
+    A message that is not UTF-8 text (binary types) is ``message_base64``, as ``journal dump``
+    writes such a payload: escaped text could not be told apart from a message holding the escape."""
     from ampsctl.journal.bookmarks import format_timestamp
 
-    return {
+    shown: dict[str, Any] = {
         "sow_key": record.key,
         "topic": record.topic,
         "sequence": record.sequence,
         "timestamp": format_timestamp(record.timestamp),
         "expiration": record.expiration,
         "expires_at": format_timestamp(record.expires_at) if record.expires_at is not None else None,
-        "message": _message(record, doc, payloads, paths),
     }
+    if payloads.message_type == "json":
+        shown["message"] = _message(record, doc, payloads, paths)
+        return shown
+    raw = _raw_message(record, doc, payloads, paths)
+    try:
+        shown["message"] = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        import base64
+
+        shown["message_base64"] = base64.b64encode(raw).decode("ascii")
+    return shown
 
 
 def meta_object(meta: SowMeta, records: int) -> dict[str, Any]:
@@ -295,10 +308,13 @@ def _message(record: SowRecord, doc: Any, payloads: Payloads, paths: tuple[str, 
                              f"{exc.message}", code="SOW_MESSAGE",
                              hint="the file holds a message ampsctl would not have stored; rebuild the file from its "
                              "journal (`ampsctl journal compact`)") from None
-    # the stored message; a document is serialised only when --select reduced it (serialising a
-    # parsed XML message again would change its quotes, CDATA and declaration)
-    raw = payloads.serialize(doc) if doc is not None and paths else record.payload
-    return raw.decode("utf-8", "backslashreplace")
+    return _raw_message(record, doc, payloads, paths).decode("utf-8", "backslashreplace")
+
+
+def _raw_message(record: SowRecord, doc: Any, payloads: Payloads, paths: tuple[str, ...] | None) -> bytes:
+    """The stored message; a document is serialised only when --select reduced it (serialising a
+    parsed XML message again would change its quotes, CDATA and declaration)."""
+    return payloads.serialize(doc) if doc is not None and paths else record.payload
 
 
 def _exact(record: SowRecord, doc: Any, payloads: Payloads, paths: tuple[str, ...] | None) -> Any:
@@ -394,14 +410,16 @@ def _csv(rows: list[Row], payloads: Payloads, paths: tuple[str, ...] | None) -> 
         spare.truncate()
 
     write(["sow_key", "topic", "sequence", "timestamp", *(paths or ("message",))])
+    from ampsctl.journal.bookmarks import format_timestamp
+
     for row in rows:
-        shown = record_object(row.record, row.doc, payloads, paths)
-        cells = [shown["sow_key"], shown["topic"], shown["sequence"], shown["timestamp"]]
+        record = row.record
+        cells = [record.key, record.topic, record.sequence, format_timestamp(record.timestamp)]
         if paths:
-            doc = _exact(row.record, row.doc, payloads, paths)
+            doc = _exact(record, row.doc, payloads, paths)
             cells += [_cell(_field_value(payloads, doc, path)) for path in paths]
         else:
-            message = shown["message"]
+            message = _message(record, row.doc, payloads)
             cells.append(message if isinstance(message, str) else json_text(message))
         write(cells)
     sys.stdout.write(out.getvalue())

@@ -58,3 +58,19 @@ def test_text_outputs_escape_the_path_for_the_terminal(tmp_path: Path) -> None:
     for command in (("stats",), ("stats", "--verify"), ("dump",)):
         done = run_ampsctl("sow", *command, odd, cwd=tmp_path)
         assert done.code == 0 and "\x1b" not in done.stdout and "\\x1b[2Jx.sow" in done.stdout, (command, done.output)
+
+
+def test_json_outputs_give_binary_messages_as_base64(tmp_path: Path) -> None:
+    # a message that is not UTF-8 was written with Python's escapes: the bytes 00 01 02 ff and a
+    # message of the text "\x00\x01\x02\xff" came out alike, so the bytes could not be recovered
+    (tmp_path / "amps.xml").write_bytes(b"""<AMPSConfig><Name>t</Name><SOW><Topic><Name>b</Name>
+<MessageType>binary</MessageType><FileName>sow/%n.sow</FileName></Topic></SOW></AMPSConfig>""")
+    (tmp_path / "in.jsonl").write_text('{"topic":"b","message_type":"binary","payload_base64":"AAEC/w==","sow_key":"k1"}\n'
+                                       '{"topic":"b","message_type":"binary","payload":"\\\\xff","sow_key":"k2"}\n')
+    assert run_ampsctl("journal", "import", "in.jsonl", "--out", "j", cwd=tmp_path).code == 0
+    assert run_ampsctl("journal", "compact", "j", "--config", "amps.xml", "--out", "out", cwd=tmp_path).code == 0
+    for command in (("query", "-f", "jsonl"), ("dump", "-f", "jsonl")):
+        done = run_ampsctl("sow", *command, "out/b.binary.sow", cwd=tmp_path)
+        shown = [json.loads(line) for line in done.stdout.splitlines()]
+        assert [(o["sow_key"], o.get("message"), o.get("message_base64")) for o in shown] == [
+            ("k1", None, "AAEC/w=="), ("k2", "\\xff", None)], (command, done.output)
