@@ -70,6 +70,10 @@ def list_segments(directory: Path) -> list[tuple[int, Path]]:
         if match is not None and _is_segment_file(entry):
             found.append((int(match[1]), Path(entry.path)))
     found.sort()
+    for (number, first), (other, second) in zip(found, found[1:]):
+        if number == other:  # 00000002.journal and 000000002.journal: a copy, which one is the segment?
+            raise InputError(f"journal segment {number} has two files in '{directory}': '{first.name}' and '{second.name}'",
+                             code="IO", hint="a segment is one file: move the copy out of the journal directory")
     return found
 
 

@@ -204,3 +204,17 @@ def test_compact_summary_escapes_paths_for_the_terminal(tmp_path: Path) -> None:
     assert run_ampsctl("journal", "import", "in.jsonl", "--out", "\x1b[2Jj", cwd=tmp_path).code == 0
     done = run_ampsctl("journal", "compact", "\x1b[2Jj", "--config", "amps.xml", "--out", "\x1b[2Jo", cwd=tmp_path)
     assert done.code == 0 and "\x1b" not in done.output and "\\x1b[2Jo/orders.json.sow" in done.stdout, done.output
+
+
+def test_two_files_for_one_segment_number_are_named_together(tmp_path: Path) -> None:
+    # 00000002.journal and a copy 000000002.journal (both names read as segment 2): the original
+    # was reported as overlapping "the segment before", with a hint to restore it
+    many = b"".join(b'{"topic":"orders","data":{"id":%d,"pad":"%s"}}\n' % (i, b"x" * 200) for i in range(20))
+    (tmp_path / "in.jsonl").write_bytes(many)
+    assert run_ampsctl("journal", "import", "in.jsonl", "--out", "j", "--segment-size", "1KB", cwd=tmp_path).code == 0
+    (tmp_path / "j" / "000000002.journal").write_bytes((tmp_path / "j" / "00000002.journal").read_bytes())
+    for command in ("dump", "verify"):
+        done = run_ampsctl("journal", command, "j", cwd=tmp_path)
+        assert done.code == 3, done.output
+        assert "segment 2" in done.stderr and "000000002.journal" in done.stderr and "00000002.journal" in done.stderr
+        assert "overlaps" not in done.stderr
