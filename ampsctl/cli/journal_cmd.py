@@ -32,7 +32,7 @@ from ampsctl.cli import pipeline_cli
 from ampsctl.cli.client_cmd import seconds_not_nan as _seconds_not_nan
 from ampsctl.cli.output import json_array, json_text, terminal_text, write_lines
 
-from ampsctl.errors import AmpsctlError, ExitCode, InputError, UsageError
+from ampsctl.errors import AmpsctlError, EnvironmentProblem, ExitCode, InputError, UsageError
 from ampsctl.lines import stdin_bytes
 
 if TYPE_CHECKING:
@@ -121,10 +121,14 @@ def import_command(
                 raise InputError(f"no records in {name}", code="JOURNAL_JSONL",
                                  hint='give one JSON object per line, e.g. {"topic":"orders","data":{"id":1}}')
             writer.close()
-    except BaseException:
+    except BaseException as exc:
         if writer is not None:
             _abandon(writer)
         _remove_journal(out, created)
+        if isinstance(exc, EnvironmentProblem):  # the writer's message speaks of records kept: none are
+            raise EnvironmentProblem(f"{exc.message.split('; records up to')[0]}; nothing was imported (the partial "
+                                     "journal was removed)", code=exc.code,
+                                     hint="fix the cause (free disk space, permissions) or give another --out, and run the import again") from None
         raise
     _import_summary(out, format)
 
