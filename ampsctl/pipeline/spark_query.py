@@ -4,18 +4,19 @@ Theory of operation. ``filter_frame(df, text)`` parses the filter and compiles i
 Python compiler first, so a bad filter fails exactly as with the local engine (FilterError,
 exit 3). Then:
 
-* compiled, no guards: ``df.where(condition)``, all in the JVM;
-* compiled with guards (``spark_filter`` guards rows whose data Spark would treat
-  differently): the JVM keeps the rows the condition accepts plus the unsure rows, and a
-  ``mapInArrow`` step runs ampsctl's evaluator on the unsure rows only (the sure ones pass
-  through). The answer is exact on every row;
+* compiled: the JVM keeps the rows the condition accepts plus the unsure rows (``spark_filter``
+  guards rows whose data Spark would treat differently, and every message Spark cannot
+  read, or may read where orjson refuses it: ``_message``), and a ``mapInArrow`` step runs
+  ampsctl's evaluator on the unsure rows only (the sure ones pass through). The answer is
+  exact on every row;
 * ``UnsupportedFilterError`` (a construct Spark cannot express): every row goes through
   ``mapInArrow`` with ampsctl's evaluator, and ``on_fallback(reason)`` is called so the
   caller states it (the CLI prints it on stderr and in the result's strategy). The second
   value returned is True in that case.
 For message types other than JSON the compiler does not apply: always the fallback, stated.
 With ``error_column``, a row whose evaluation fails (a LIKE past its timeout, a CONCAT too
-long) is kept, marked with its FilterError (``failure_of`` reads it back), instead of failing
+long, a message that does not parse) is kept, marked with its error (``failure_of`` reads it
+back), instead of failing
 the job in whichever task meets it first: the caller raises the failure the local engine's
 scan in file order meets first, naming its record.
 The Python side is ``filter.compiler.compile_filter``, the closure the local engine runs,
@@ -28,15 +29,23 @@ import json
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ampsctl.errors import InputError
 from ampsctl.filter import ast
 from ampsctl.filter.errors import FilterError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 _MESSAGE = "__ampsctl_message"
 _SURE = "__ampsctl_sure"
+_BLANK = " \t\r\n"  # JSON's whitespace
+# A closing bracket followed by anything but a comma or another closing bracket: in one JSON
+# document only inside a string; otherwise text after the document, which parse_json ignores.
+_AFTER_CLOSE = r"[}\]][ \t\r\n]*[^ \t\r\n,}\]]"
+# A number orjson would read as infinity (an error) and parse_json keeps: an exponent of 100 or
+# more, or 300 digits in a row (also inside strings: those rows just go to the evaluator).
+_HUGE_NUMBER = r"[0-9][eE]\+?0*[1-9][0-9]{2}|[0-9]{300}"
 
 
 def fallback_note(reason: str) -> str:
@@ -68,21 +77,19 @@ def filter_frame(df: DataFrame, filter_text: str, *, payload: str = "payload", m
 
     expr = parse_checked(filter_text)
     names = df.columns
-    extra = [] if error_column is None else [F.lit(None).cast("string").alias(error_column)]
     schema = df.schema if error_column is None else StructType([*df.schema.fields, StructField(error_column, StringType())])
     if message_type != "json":
         reason = f"the Spark compiler reads JSON messages, this topic holds {message_type}"
     else:
-        framed = df.withColumn(_MESSAGE, F.try_parse_json(F.col(payload).cast("string")))
+        framed = df.withColumn(_MESSAGE, _message(F.col(payload).cast("string")))
         try:
             compiled = compile_filter(expr, F.col(_MESSAGE))
         except UnsupportedFilterError as exc:
             reason = f"{exc.construct}: {exc.reason}"
         else:
             framed = with_bindings(framed, compiled)
-            if not compiled.guarded:
-                return framed.where(compiled.condition).select(*names, *extra), False
-            candidates = (framed.withColumn(_SURE, compiled.exact)
+            sure = compiled.exact & F.col(_MESSAGE).isNotNull()  # orjson decides what an unread message is
+            candidates = (framed.withColumn(_SURE, sure)
                           .where(~F.col(_SURE) | compiled.condition).select(*names, _SURE))
             run = _python_filter(filter_text, message_type, payload, _SURE, names, error_column)
             return candidates.mapInArrow(run, schema), False
@@ -91,16 +98,39 @@ def filter_frame(df: DataFrame, filter_text: str, *, payload: str = "payload", m
     return df.mapInArrow(_python_filter(filter_text, message_type, payload, None, names, error_column), schema), True
 
 
-def failure_of(marked: str) -> FilterError:
-    """The FilterError a row of ``error_column`` carries."""
+def _message(text: Column) -> Column:
+    """The message as a VARIANT, NULL where parse_json fails and where it may read what orjson
+    refuses (the rows then go to the evaluator, which raises the local engine's error). parse_json
+    reads the first document and ignores the rest, takes any top-level value, infinite numbers and
+    bytes that are not UTF-8. The checks are cheap, not a parser: text after the object that
+    ends with '}' and keeps the brackets balanced, with every closing bracket followed by a comma
+    or another closing bracket (``{"a":[1]}],[{}``), is not caught (docs/pipeline.md)."""
+    from pyspark.sql import functions as F
+
+    def count(char: str) -> Column:
+        return F.char_length(text) - F.char_length(F.replace(text, F.lit(char), F.lit("")))
+
+    body = F.btrim(text, F.lit(_BLANK))
+    plausible = (F.call_function("is_valid_utf8", text) & body.startswith("{") & body.endswith("}")
+                 & (count("{") == count("}")) & (count("[") == count("]"))
+                 & ~text.rlike(_AFTER_CLOSE) & ~text.rlike(_HUGE_NUMBER))
+    return F.when(plausible, F.try_parse_json(text))
+
+
+def failure_of(marked: str) -> InputError:
+    """The error a row of ``error_column`` carries: a FilterError, or the message's InputError."""
     fields = json.loads(marked)
-    return FilterError(fields["message"], expression=fields["expression"], position=fields["position"],
-                       hint=fields["hint"], code=fields["code"])
+    if fields["kind"] == "filter":
+        return FilterError(fields["message"], expression=fields["expression"], position=fields["position"],
+                           hint=fields["hint"], code=fields["code"])
+    return InputError(fields["message"], hint=fields["hint"], code=fields["code"])
 
 
-def _marked(error: FilterError) -> str:
-    return json.dumps({"message": error.message, "expression": error.expression, "position": error.position,
-                       "hint": error.hint, "code": error.code})
+def _marked(error: InputError) -> str:
+    filtering = isinstance(error, FilterError)
+    return json.dumps({"kind": "filter" if filtering else "input", "message": error.message, "hint": error.hint,
+                       "code": error.code, "expression": error.expression if filtering else None,
+                       "position": error.position if filtering else None})
 
 
 def _python_filter(filter_text: str, message_type: str, payload: str, sure: str | None, names: list[str],
@@ -120,12 +150,11 @@ def _python_filter(filter_text: str, message_type: str, payload: str, sure: str 
         def outcome(raw: Any) -> tuple[bool, str | None]:
             """(keep the row, its marked failure)."""
             data = raw.encode("utf-8") if isinstance(raw, str) else raw
-            record = payloads.record(payloads.parse(data))
             if error_column is None:
-                return bool(predicate(record)), None
+                return bool(predicate(payloads.record(payloads.parse(data)))), None
             try:
-                return bool(predicate(record)), None
-            except FilterError as error:  # kept and marked: the driver decides which failure counts
+                return bool(predicate(payloads.record(payloads.parse(data)))), None
+            except InputError as error:  # kept and marked: the driver decides which failure counts
                 return True, _marked(error)
 
         for batch in batches:

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ampsctl.errors import UsageError
+from ampsctl.filter.errors import FilterError
 from ampsctl.pipeline.errors import translated
 from ampsctl.sow.payloads import Payloads
 from ampsctl.sow.query import Query, Row, execute, naming_record, plan, topic_test
@@ -201,7 +202,10 @@ def _run(frame: DataFrame, chosen: Any, payloads: Payloads, request: Query,
         frame = frame.limit(request.top_n)
     rows = collect(frame)
     if rows and rows[0][_FAILED] is not None:
-        raise naming_record(failure_of(rows[0][_FAILED]), rows[0]["sow_key"], rows[0]["topic"] if pattern else None)
+        failure = failure_of(rows[0][_FAILED])
+        if isinstance(failure, FilterError):  # the local engine names the record of a filter's failure only
+            raise naming_record(failure, rows[0]["sow_key"], rows[0]["topic"] if pattern else None)
+        raise failure
     return rows, (reasons[0] if reasons else None)
 
 

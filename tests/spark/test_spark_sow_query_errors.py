@@ -69,3 +69,31 @@ def test_a_filter_that_fails_on_no_record_gives_the_local_rows(spark, sow):
     local, remote = _both(spark, sow, Query(filter="/id != 3 AND /id != 5 AND NOT /name LIKE '(a+)+$'"))
     assert local[0] == "rows" and len(local[1]) == 3  # type: ignore[arg-type]
     assert remote == local
+
+
+# Messages orjson refuses (the local engine fails on them) that Spark's parse_json reads:
+# text after the object, not an object, a number beyond a double, bytes that are not UTF-8.
+REFUSED = [b'{"a":1} {"b":2}', b'{"a":1}}', b'{"a":1}]', b'{"a": 1}\x00', b'[1]', b'"x"', b'{"a": 1e400}',
+           b'{"a": 1' + b"0" * 400 + b"}", b'{"a": "\xff"}']
+
+
+@pytest.mark.parametrize("payload", REFUSED, ids=range(len(REFUSED)))
+def test_a_message_orjson_refuses_is_the_local_engines_error(spark, tmp_path, payload):
+    """A Parquet file is whatever its writer made it: its messages are checked as the local
+    engine parses them. The good record comes first, so the bad one is the first failure."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ampsctl.pipeline.spark_sow import query
+    from ampsctl.sow.payloads import Payloads
+
+    with pytest.raises(InputError) as local:
+        Payloads("json").parse(payload)
+    rows = {"topic": ["t", "t"], "sow_key": ["k1", "k2"], "payload": [b'{"a": 1}', payload], "sequence": [1, 2],
+            "timestamp": [0, 0], "expiration": [None, None], "expires_at": [None, None]}
+    path = tmp_path / "orders.json.parquet"
+    pq.write_table(pa.table(rows), path)
+    for text in ("/a = 1", "/a IS NULL"):
+        with pytest.raises(InputError) as remote:
+            query(spark, str(path), Query(filter=text))
+        assert (remote.value.message, remote.value.code) == (local.value.message, local.value.code), text
