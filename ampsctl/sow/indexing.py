@@ -21,6 +21,8 @@ values the filter calls equal (``values.compare_scalars``):
 * a non-empty array -> ``ANY``: ``=`` is true if any element is equal, so it is a candidate
   for every lookup.
 
+A number read keeping its JSON text (``json_numbers.FloatText``/``IntText``, what a delta
+merge stores) gives the token and columns of its value, as the same message parsed plainly.
 A literal's tokens are found the same way. Candidates whose token matches may still fail
 (``'01' = '1'`` compares as text), which the filter settles. A composite index joins its
 fields' tokens, each length-prefixed so no two tuples join to the same bytes.
@@ -41,6 +43,7 @@ from typing import Any
 
 from ampsctl.filter.ast import Field, Step
 from ampsctl.filter.values import parse_number
+from ampsctl.messages.json_numbers import FloatText, IntText
 from ampsctl.messages.paths import split_path
 
 ANY = b"*"  # a token that matches every lookup (an array value)
@@ -77,6 +80,8 @@ def value_token(value: Any) -> bytes | None:
         return b"n1" if value else b"n0"
     if kind is int or kind is float:
         return number_token(value)
+    if kind is FloatText or kind is IntText:  # a number that kept its JSON text: the value the filter reads
+        return number_token(_plain(value))
     if kind is list:
         return ANY if value else None
     if kind is dict:
@@ -123,11 +128,20 @@ def memo_value(value: Any) -> tuple[int | float | None, str | None, bool]:
         return number, value, False
     if kind is bool:
         return (1 if value else 0), None, False
+    if kind is FloatText or kind is IntText:  # its value, as a plain number for SQLite
+        value = _plain(value)
+        kind = type(value)
     if kind is int or kind is float:
         return (value, None, False) if _exact(value) else (None, None, True)
     if kind is list and not value:
         return None, None, False
     return None, None, True  # arrays, objects, anything else
+
+
+def _plain(number: FloatText | IntText) -> int | float:
+    """The plain number a text-keeping one stands for (``json_numbers``): the SOW file stores
+    the same index values whether a merge kept a number's text or a parse did not."""
+    return float(number) if isinstance(number, float) else int(number)
 
 
 def _exact(number: int | float) -> bool:
