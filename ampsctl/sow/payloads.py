@@ -18,6 +18,8 @@ from typing import Any
 import orjson
 
 from ampsctl.errors import InputError, UsageError
+from ampsctl.messages.json_codec import JSON_TEXT
+from ampsctl.messages.json_numbers import rewritten_numbers
 from ampsctl.messages.json_record import JsonRecord
 from ampsctl.messages.keys import check_supplied_key, generate_key
 from ampsctl.messages.stream import record_key_values
@@ -53,6 +55,20 @@ class Payloads:
     def merge(self, stored: Any, delta: Any) -> Any:
         """Delta publish: the stored document updated by the delta (the delta itself when opaque)."""
         return delta if self.codec is None else self.codec.merge(stored, delta)
+
+    def merged(self, stored: bytes, base: Any, payload: bytes, delta: Any) -> tuple[bytes, Any]:
+        """Delta publish as the SOW stores it: the message ``stored`` (parsed: ``base``) updated
+        by ``payload`` (parsed: ``delta``), as (message, document).
+
+        JSON numbers keep their text (docs/messages.md, "Number text"): a field the delta did
+        not touch is written as it was published (``1.50``, ``1E5``), one it set as the delta
+        wrote it. Only a message with a number orjson would write otherwise is read again
+        (``JSON_TEXT``); its document holds ``FloatText``/``IntText``, which have the values the
+        plain parse reads, so keys, filters and index columns do not change."""
+        if self.message_type == "json" and self.codec is not None:
+            base, delta = _keeping_text(stored, base), _keeping_text(payload, delta)
+        doc = self.merge(base, delta)
+        return self.serialize(doc), doc
 
     def record(self, doc: Any) -> Any:
         """The filterable record of a document; InputError for an opaque type."""
@@ -111,6 +127,13 @@ class Payloads:
                 code="SOWKEY", hint="publishers must send a SowKey on topics configured without <Key>",
             )
         return check_supplied_key(supplied)
+
+
+def _keeping_text(raw: bytes, doc: Any) -> Any:
+    """``doc`` (a parse of ``raw``) when orjson writes every number of ``raw`` as it is there,
+    else ``raw`` read keeping number text (also when ``doc`` already keeps it: the check cannot
+    tell, and such messages are the rare, slower case)."""
+    return JSON_TEXT.parse(raw) if rewritten_numbers(raw, doc) else doc
 
 
 def json_plain(payload: bytes) -> int:

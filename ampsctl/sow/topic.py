@@ -9,7 +9,8 @@ made, which the broker turns into out-of-focus messages and delta subscriptions.
   record, and restarts its lifetime: ``expires_at`` from the message's expiration, else the
   topic default (``record.expires_at``).
 * delta publish: merges the delta into the stored document with the codec's ``merge`` (the
-  only merge, DESIGN.md); no stored record means the delta is stored as it is (V6). A delta is
+  only merge, DESIGN.md; ``Payloads.merged``: JSON numbers keep their published text); no
+  stored record means the delta is stored as it is (V6). A delta is
   an update: its own expiration, else the topic default, restarts the lifetime (A-E1).
 * sow_delete by keys, by filter (compiled with ``filter.compiler``; an index narrows it, see
   ``query.py``), by data (the record the message would update).
@@ -123,10 +124,11 @@ class SowTopic:
         key = self._key(delta, sow_key)
         expiry = self._expiry(timestamp, expiration)
         changes = self._expire_due(key, timestamp)
-        if key not in self._records:
+        stored = self._records.get(key)
+        if stored is None:
             return changes + [self._store(key, bytes(payload), delta, timestamp, sequence, expiration, expiry)]
-        merged = self.payloads.merge(self.doc(key), delta)
-        return changes + [self._store(key, self.payloads.serialize(merged), merged, timestamp, sequence, expiration, expiry)]
+        message, merged = self.payloads.merged(stored.payload, self.doc(key), payload, delta)
+        return changes + [self._store(key, message, merged, timestamp, sequence, expiration, expiry)]
 
     def delete_keys(self, keys: Iterable[str], *, timestamp: int, sequence: int = 0) -> list[Change]:
         return [self._remove(key, ChangeKind.DELETE, timestamp, sequence) for key in dict.fromkeys(keys) if key in self._records]
