@@ -27,9 +27,10 @@ from ampsctl.pipeline.spark_regex import UnsupportedRegex, to_java
 
 VALUES = [1, 0, -2, 5, 7, 2.5, 1.0, -0.5, 1e21, 2**60, "5", "007", "2.50", "abc", "ABC", "aBc", "", None, True, False,
           [1, "a"], [], [[1], 2], {"x": 1}, [{"x": 3}, {"y": 4}], "a\r", "éA", " 5", "1e2", [5, 5.5, "5"],
-          "0" * 45 + "7", "-" + "0" * 45 + "7", "1" + "0" * 40]  # zero padding keeps an integer; 41 digits: beyond int64
+          "0" * 45 + "7", "-" + "0" * 45 + "7", "1" + "0" * 40,  # zero padding keeps an integer; 41 digits: beyond int64
+          "5\n", "7\u2028", 2**63 + 1, -(2**63)]  # a final line terminator is text; unsigned 64-bit; -2^63 / -1
 FIELDS = ["/a", "/b", "/c", "/arr", "/n/x", "/absent", "/arr[1]"]
-LITERALS = ["0", "1", "5", "-3", "2.5", "'abc'", "'5'", "'007'", "''", "'A'", "TRUE", "NULL", "1e21"]
+LITERALS = ["0", "1", "5", "-3", "2.5", "'abc'", "'5'", "'007'", "''", "'A'", "TRUE", "NULL", "1e21", "-1"]
 PATTERNS = ["'a'", "'^A'", "'c$'", "'(?i)ab'", "'[0-9]+'", "'(.)\\1'", "'b.c'", "'^$'", "'\\d{2,}'"]
 RECORDS = 48
 FILTERS = 36
@@ -48,7 +49,8 @@ def _value(rng: random.Random, depth: int) -> str:
     if name == "CONCAT":
         return f"CONCAT({one}, {_value(rng, depth - 1)})"
     if name == "SUBSTR":
-        return f"SUBSTR({one}, {rng.choice(['0', '2', '-2', '1.5'])}{rng.choice(['', ', 2', ', -1'])})"
+        start, length = rng.choice(['0', '2', '-2', '1.5', '-2147483648']), rng.choice(['', ', 2', ', -1', ', 2147483645'])
+        return f"SUBSTR({one}, {start}{length})"
     if name == "COALESCE":
         return f"COALESCE({one}, {_value(rng, depth - 1)})"
     if name == "IF":
