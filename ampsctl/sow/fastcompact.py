@@ -4,10 +4,11 @@
 something it does not replay *exactly* as ``SowStore.apply`` does, and ``compact`` then runs
 the reference replay from the start. Output, counts and errors are identical either way.
 
-What it replays: publish and delta_publish (merged with ``Payloads.merge``, the codec's only
-merge) on topics without History, per-message and topic-default expiration (a write that
-finds its record due expires it first; the final sweep at ``now``), as-of cut-offs (the
-reader's), refused records (the reference's own parse/key functions make the error).
+What it replays: publish and delta_publish (merged with ``Payloads.merged``, the codec's only
+merge, JSON numbers keeping their text) on topics without History, per-message and
+topic-default expiration (a write that finds its record due expires it first; the final sweep
+at ``now``), as-of cut-offs (the reader's), refused records (the reference's own parse/key
+functions make the error).
 What sends it back to the reference: sow_delete, EXPIRE records, a record routed to a History
 topic, a key domain with NUL, anything unexpected (an exception that is not an AmpsctlError,
 a record the views cannot decode: a text that is not UTF-8, a bad command, flag bits or field
@@ -179,9 +180,9 @@ def scan(reader: Any, specs: Sequence[TopicSpec], *, to_sequence: int | None, to
                     if expiring and _due(old, timestamp, default):
                         del entries[identity]  # expired on write: the record goes, the new one is inserted
                         old = None
-                    elif command == _DELTA:
-                        doc = kept = fast.payloads.merge(fast.doc(old), doc)
-                        payload = fast.payloads.serialize(doc)
+                    elif command == _DELTA:  # as SowTopic.delta_publish: JSON numbers keep their text
+                        payload, doc = fast.payloads.merged(old[0], fast.doc(old), payload, doc)
+                        kept = doc
                 if check_tokens:
                     _tokens(fast, doc, sequence)
             except (_Refused, decode_error, AmpsctlError):
@@ -287,7 +288,7 @@ def _refuse(state: FastState, lane: Lane, data: bytes, names: int, size: int, fl
     try:
         doc = fast.payloads.parse(payload)
         fast.payloads.key(doc, key_fields=spec.key_fields, domain=spec.domain(lane.topic), supplied=sow_key)
-        error = _merge_error(fast, lane.topic, doc, sow_key) if command == _DELTA else None
+        error = _merge_error(fast, lane.topic, payload, doc, sow_key) if command == _DELTA else None
     except AmpsctlError as exc:
         error = exc
     if error is None:
@@ -299,13 +300,13 @@ def _refuse(state: FastState, lane: Lane, data: bytes, names: int, size: int, fl
     state.refused.append(refused)
 
 
-def _merge_error(fast: FastGroup, topic: str, delta: Any, sow_key: str | None) -> AmpsctlError | None:
+def _merge_error(fast: FastGroup, topic: str, payload: bytes, delta: Any, sow_key: str | None) -> AmpsctlError | None:
     """The error of a delta's merge into its stored record (not due: a due one was expired first)."""
     old = fast.entries[topic].get(fast.key_of(delta) if fast.key_of is not None else sow_key)
     if old is None:
         return None
     try:
-        fast.payloads.serialize(fast.payloads.merge(fast.doc(old), delta))
+        fast.payloads.merged(old[0], fast.doc(old), payload, delta)
     except AmpsctlError as exc:
         return exc
     return None

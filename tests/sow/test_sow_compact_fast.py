@@ -12,6 +12,7 @@ reference (sow_delete, EXPIRE, History, colliding keys) give the reference's res
 from __future__ import annotations
 
 import random
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -246,3 +247,66 @@ def test_a_file_that_cannot_be_written_fails_alike(journal: Path, tmp_path: Path
         with pytest.raises(UsageError, match="is a directory"):
             compact(journal, SPECS, out, fast=fast, overwrite=True, on_error=lambda error: None)
     assert failures[0] == failures[1]
+
+
+# ------------------------------------------------------------------ number text (docs/messages.md)
+
+_NUMBER = re.compile(rb"(?<=[:\[,])(-?[0-9]+(?:\.[0-9]+)?)(?=[,}\]])")
+
+
+def _number_texts(payload: bytes, rng: random.Random) -> bytes:
+    """``payload`` with some numbers written as orjson would not write them (same values)."""
+
+    def other(match: re.Match[bytes]) -> bytes:
+        text = match.group(1)
+        choice = rng.random()
+        if choice < 0.5:
+            return text
+        if b"." in text:
+            return text + b"0" if choice < 0.75 else text + b"E0"
+        if choice < 0.6 and text == b"0":
+            return b"-0"
+        return text + b"E0" if choice < 0.8 else text + b"0000000000000000000"[: 23 - len(text)]
+
+    return _NUMBER.sub(other, payload)
+
+
+def test_merged_number_text_is_the_references(tmp_path: Path) -> None:
+    rng = random.Random(11)
+    entries = [_entry(rng) for _ in range(1500)]
+    texts = [(command, topic, kind, _number_texts(payload, rng) if kind == "json" else payload, fields)
+             for command, topic, kind, payload, fields in entries]
+    journal = _write(tmp_path / "journal", texts)
+    fastcompact.scan(JournalReader(journal), SPECS, to_sequence=None, to_timestamp=None, keep_going=True,
+                     progress=None)  # no Fallback: the fast path replays it
+    _, _, _, files = _same(journal, tmp_path, "texts")
+    stored = [row[3] for _, _, _, rows, _, _ in files for row in rows]
+    assert any(b"E0" in payload for payload in stored) and any(b"-0," in payload for payload in stored)
+
+
+def test_a_merge_keeps_number_text_and_keys(tmp_path: Path) -> None:
+    entries = [
+        (Command.PUBLISH, "orders", "json", b'{"id":1E5,"qty":1.50,"status":-0}', {}),
+        (Command.DELTA_PUBLISH, "orders", "json", b'{"id":1E5,"note":2.50}', {}),
+        (Command.PUBLISH, "orders", "json", b'{"id":2,"qty":12345678901234567890123,"status":"open"}', {}),
+        (Command.DELTA_PUBLISH, "orders", "json", b'{"id":2,"qty":0.000001}', {}),
+        (Command.DELTA_PUBLISH, "orders", "json", b'{"id":3, "qty":1E2}', {}),  # stored as it is
+        (Command.DELTA_PUBLISH, "orders", "json", b'{"id":3,"status":1.0}', {}),
+        (Command.PUBLISH, "orders", "json", b'{"id": 4, "qty": 5}', {}),
+        (Command.DELTA_PUBLISH, "orders", "json", b'{"id": 4, "status": "x"}', {}),  # plain: written as orjson does
+        (Command.PUBLISH, "accounts", "json", b'{"balance":1E3}', {"sow_key": "acct1"}),
+        (Command.DELTA_PUBLISH, "accounts", "json", b'{"x":1}', {"sow_key": "acct1"}),
+        (Command.PUBLISH, "prices.us", "json", b'{"sym":"S1","px":1.50}', {}),
+        (Command.DELTA_PUBLISH, "prices.us", "json", b'{"sym":"S1","v":-0}', {}),
+    ]
+    journal = _write(tmp_path / "journal", entries)
+    _, _, _, files = _same(journal, tmp_path, "merge")
+    rows = {name: [(row[2], row[3]) for row in file_rows] for name, _, _, file_rows, _, _ in files}
+    assert rows["orders.json.sow"] == [
+        ("6896865913081296022", b'{"id":1E5,"qty":1.50,"status":-0,"note":2.50}'),  # the key of {"id":1E5} as before
+        (rows["orders.json.sow"][1][0], b'{"id":2,"qty":0.000001,"status":"open"}'),
+        (rows["orders.json.sow"][2][0], b'{"id":3,"qty":1E2,"status":1.0}'),
+        (rows["orders.json.sow"][3][0], b'{"id":4,"qty":5,"status":"x"}'),
+    ]
+    assert [payload for _, payload in rows["accounts.json.sow"]] == [b'{"balance":1E3,"x":1}']
+    assert [payload for _, payload in rows["prices.json.sow"]] == [b'{"sym":"S1","px":1.50,"v":-0}']
