@@ -19,7 +19,7 @@ import orjson
 
 from ampsctl.errors import InputError, UsageError
 from ampsctl.messages.json_codec import JSON_TEXT
-from ampsctl.messages.json_numbers import rewritten_numbers
+from ampsctl.messages.json_numbers import loads_keeping_text, rewritten_numbers
 from ampsctl.messages.json_record import JsonRecord
 from ampsctl.messages.keys import check_supplied_key, generate_key
 from ampsctl.messages.stream import record_key_values
@@ -132,8 +132,15 @@ class Payloads:
 def _keeping_text(raw: bytes, doc: Any) -> Any:
     """``doc`` (a parse of ``raw``) when orjson writes every number of ``raw`` as it is there,
     else ``raw`` read keeping number text (also when ``doc`` already keeps it: the check cannot
-    tell, and such messages are the rare, slower case)."""
-    return JSON_TEXT.parse(raw) if rewritten_numbers(raw, doc) else doc
+    tell, and such messages are the rare, slower case). ``raw`` was accepted by orjson when it
+    was parsed, so only the text-keeping read is done again, with JSON_TEXT's values."""
+    found = rewritten_numbers(raw, doc)
+    if not found:
+        return doc
+    try:
+        return loads_keeping_text(raw, found, exact_integers=JSON_TEXT.exact_integers)
+    except RecursionError:  # nested deeper than the standard library reads: JSON_TEXT makes room
+        return JSON_TEXT.parse(raw)
 
 
 def json_plain(payload: bytes) -> int:

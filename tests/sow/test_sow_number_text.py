@@ -75,3 +75,12 @@ def test_recovery_from_a_file_and_the_journal_after_it(tmp_path: Path) -> None:
     assert second.groups[0].source == "file"
     (record,) = second.store.groups[0].topic("orders").records()
     assert record.payload == b'{"id":1,"px":-0.0,"q":1E5,"s":"x","t":1.0e1}'
+
+
+def test_a_message_nested_as_deep_as_orjson_reads_keeps_its_text() -> None:
+    # the standard library's reader runs out of recursion before orjson's 1024 levels
+    deep = b'{"a":' * 1000 + b"1E5" + b"}" * 1000
+    topic = SowTopic(INDEXED)
+    topic.publish(b'{"id":1,"d":%s,"px":1.50}' % deep, timestamp=T0)
+    topic.delta_publish(b'{"id":1,"s":"x"}', timestamp=T0 + 1)
+    assert next(topic.records()).payload == b'{"id":1,"d":%s,"px":1.50,"s":"x"}' % deep
