@@ -18,6 +18,7 @@ Spark one ``part-*.txt`` per task.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import shutil
 from collections.abc import Iterator, Sequence
@@ -80,7 +81,7 @@ def write_groups(groups: Sequence[TopicGroup], out: str | os.PathLike[str], outp
         temporary = target.with_name(target.name + ".tmp")
         try:
             if output is OutputFormat.PARQUET:
-                _write_parquet(temporary, rows)
+                _write_parquet(temporary, rows, group.spec)
             else:
                 _write_jsonl(temporary, rows)
             temporary.replace(target)
@@ -117,7 +118,10 @@ def _rows(group: TopicGroup) -> Iterator[dict[str, Any]]:
                    "timestamp": record.timestamp, "expiration": record.expiration, "expires_at": record.expires_at}
 
 
-def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
+SPEC_METADATA = b"ampsctl.spec"  # the topic's spec (TopicSpec.to_json), as a SOW file's meta keeps it
+
+
+def _write_parquet(path: Path, rows: list[dict[str, Any]], spec: TopicSpec) -> None:
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -128,7 +132,7 @@ def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
         pa.field("topic", pa.string(), False), pa.field("sow_key", pa.string(), False), pa.field("payload", pa.binary(), False),
         pa.field("sequence", pa.int64(), False), pa.field("timestamp", pa.timestamp("us", tz="UTC"), False),
         pa.field("expiration", pa.int64()), pa.field("expires_at", pa.timestamp("us", tz="UTC")),
-    ])
+    ], metadata={SPEC_METADATA: json.dumps(spec.to_json(), sort_keys=True).encode()})  # sow query reads it (spark_sow)
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
 
 

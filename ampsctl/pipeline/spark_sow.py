@@ -37,6 +37,7 @@ starts a session, so none of them waits for a JVM.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from collections.abc import Callable
@@ -50,6 +51,7 @@ from ampsctl.pipeline.errors import translated
 from ampsctl.sow.payloads import Payloads
 from ampsctl.sow.query import Query, Row, execute, naming_record, plan, topic_test
 from ampsctl.sow.record import SowRecord
+from ampsctl.sow.spec import TopicSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -101,6 +103,9 @@ def check_request(path: str, request: Query, message_type: str | None) -> None:
         raise UsageError("--message-type is for Parquet input; a SOW file names its own type",
                          hint="drop --message-type, or give a Parquet file of `journal compact --out-format parquet`")
     topic_test(request.topic)
+    if request.now is not None and is_parquet(path) and parquet_spec(path) is None:
+        raise UsageError(f"{path} does not say whether its topic processes expiration, which --now depends on",
+                         hint="compact again with this ampsctl (its Parquet keeps the topic's spec), or query the SOW file")
 
 
 def query(spark: SparkSession, path: str, request: Query, *, message_type: str | None = None,
@@ -134,6 +139,7 @@ def _query_parquet(spark: SparkSession, path: str, request: Query, message_type:
 
     found = _PARQUET_TYPE.search(Path(path).name)
     kind = message_type or (found.group(1) if found else "json")
+    spec = parquet_spec(path)
     chosen = plan(request, Indexer((), (), ()))
     payloads = Payloads(kind)
     raw = spark.read.parquet(path)
@@ -148,11 +154,32 @@ def _query_parquet(spark: SparkSession, path: str, request: Query, message_type:
     frame = raw.select(F.monotonically_increasing_id().alias("id"), "topic", "sow_key", "payload", "sequence",
                        micros["timestamp"].alias("timestamp"), "expiration", micros["expires_at"].alias("expires_at"))
     topics = [row[0] for row in frame.select("topic").distinct().collect()]
-    narrowed = _narrow(frame, request, lambda: topics, expiration_enabled=True)
-    rows, fallback = _run(narrowed, chosen, payloads, request, on_fallback, len(topics) > 1)
+    narrowed = _narrow(frame, request, lambda: topics, expiration_enabled=spec is not None and spec.expiration_enabled)
+    pattern = spec.pattern if spec is not None else len(topics) > 1
+    rows, fallback = _run(narrowed, chosen, payloads, request, on_fallback, pattern)
     records = [SowRecord(*(bytes(value) if name == "payload" else value for name, value in zip(_COLUMNS, row[1:8])))
                for row in rows]
-    return _finish(chosen, payloads, records, len(topics) > 1, fallback)
+    return _finish(chosen, payloads, records, pattern, fallback)
+
+
+def parquet_spec(path: str) -> TopicSpec | None:
+    """The topic's spec that ``journal compact --out-format parquet`` keeps in the file's schema
+    metadata (the SOW file's meta has it too), or None for a Parquet file without it."""
+    import pyarrow.parquet as pq
+
+    from ampsctl.errors import InputError
+    from ampsctl.pipeline.output import SPEC_METADATA
+
+    target = Path(path)
+    files = [target] if target.is_file() else sorted(target.glob("*.parquet"))
+    raw = (pq.read_schema(files[0]).metadata or {}).get(SPEC_METADATA) if files else None
+    if raw is None:
+        return None
+    try:
+        return TopicSpec.from_json(json.loads(raw))
+    except (ValueError, TypeError, KeyError):
+        raise InputError(f"{path}: the topic spec in its Parquet metadata is damaged", code="PARQUET",
+                         hint="compact the journal again") from None
 
 
 def _sow_frame(spark: SparkSession, path: str) -> DataFrame:
