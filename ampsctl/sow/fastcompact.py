@@ -65,7 +65,8 @@ class FastGroup:
 
     ``doc`` is None when it is ``parse(payload)`` (a publish, a delta stored as it is): parsing
     is deterministic, so parsing again when needed gives the document the reference cached,
-    and the scan keeps no million documents alive. A merged document is kept as it is."""
+    and the scan keeps no million documents alive. A merged document is kept as it is (it keeps
+    number text, so the next merge need not check it: ``Payloads.merged``)."""
 
     def __init__(self, group: TopicGroup) -> None:
         spec = group.spec
@@ -181,7 +182,8 @@ def scan(reader: Any, specs: Sequence[TopicSpec], *, to_sequence: int | None, to
                         del entries[identity]  # expired on write: the record goes, the new one is inserted
                         old = None
                     elif command == _DELTA:  # as SowTopic.delta_publish: JSON numbers keep their text
-                        payload, doc = fast.payloads.merged(old[0], fast.doc(old), payload, doc)
+                        payload, doc = fast.payloads.merged(old[0], fast.doc(old), payload, doc,
+                                                            base_keeps_text=old[1] is not None)
                         kept = doc
                 if check_tokens:
                     _tokens(fast, doc, sequence)
@@ -306,7 +308,7 @@ def _merge_error(fast: FastGroup, topic: str, payload: bytes, delta: Any, sow_ke
     if old is None:
         return None
     try:
-        fast.payloads.merged(old[0], fast.doc(old), payload, delta)
+        fast.payloads.merged(old[0], fast.doc(old), payload, delta, base_keeps_text=old[1] is not None)
     except AmpsctlError as exc:
         return exc
     return None

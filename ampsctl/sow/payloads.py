@@ -56,7 +56,8 @@ class Payloads:
         """Delta publish: the stored document updated by the delta (the delta itself when opaque)."""
         return delta if self.codec is None else self.codec.merge(stored, delta)
 
-    def merged(self, stored: bytes, base: Any, payload: bytes, delta: Any) -> tuple[bytes, Any]:
+    def merged(self, stored: bytes, base: Any, payload: bytes, delta: Any, *,
+               base_keeps_text: bool = False) -> tuple[bytes, Any]:
         """Delta publish as the SOW stores it: the message ``stored`` (parsed: ``base``) updated
         by ``payload`` (parsed: ``delta``), as (message, document).
 
@@ -64,9 +65,12 @@ class Payloads:
         not touch is written as it was published (``1.50``, ``1E5``), one it set as the delta
         wrote it. Only a message with a number orjson would write otherwise is read again
         (``JSON_TEXT``); its document holds ``FloatText``/``IntText``, which have the values the
-        plain parse reads, so keys, filters and index columns do not change."""
+        plain parse reads, so keys, filters and index columns do not change.
+        ``base_keeps_text``: ``base`` is a document this method returned (so it is not checked
+        again; a record updated by many deltas pays the check once)."""
         if self.message_type == "json" and self.codec is not None:
-            base, delta = _keeping_text(stored, base), _keeping_text(payload, delta)
+            base = base if base_keeps_text else _keeping_text(stored, base)
+            delta = _keeping_text(payload, delta)
         doc = self.merge(base, delta)
         return self.serialize(doc), doc
 

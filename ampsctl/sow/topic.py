@@ -60,6 +60,7 @@ class SowTopic:
         self.restored: set[str] = set()  # dirty keys removed and stored again: a new position, a new file row
         self._records: dict[str, SowRecord] = {}
         self._docs: dict[str, Any] = {}
+        self._merged: set[str] = set()  # keys whose cached document is a merge's: it keeps number text
         self._tokens: dict[str, tuple[bytes | None, ...]] = {}
         self._hash: list[dict[bytes, dict[str, None]]] = [{} for _ in self.indexer.hash_fields]  # ordered key sets
         self._positions = positions if positions is not None else itertools.count()  # shared by a group's topics
@@ -127,8 +128,11 @@ class SowTopic:
         stored = self._records.get(key)
         if stored is None:
             return changes + [self._store(key, bytes(payload), delta, timestamp, sequence, expiration, expiry)]
-        message, merged = self.payloads.merged(stored.payload, self.doc(key), payload, delta)
-        return changes + [self._store(key, message, merged, timestamp, sequence, expiration, expiry)]
+        message, merged = self.payloads.merged(stored.payload, self.doc(key), payload, delta,
+                                               base_keeps_text=key in self._merged)
+        change = self._store(key, message, merged, timestamp, sequence, expiration, expiry)
+        self._merged.add(key)
+        return changes + [change]
 
     def delete_keys(self, keys: Iterable[str], *, timestamp: int, sequence: int = 0) -> list[Change]:
         return [self._remove(key, ChangeKind.DELETE, timestamp, sequence) for key in dict.fromkeys(keys) if key in self._records]
@@ -195,6 +199,7 @@ class SowTopic:
         return Change(ChangeKind.UPDATE if old else ChangeKind.INSERT, self.topic, key, old, new)
 
     def _index(self, key: str, record: SowRecord, doc: Any) -> None:
+        self._merged.discard(key)  # a new document (delta_publish marks its merge again)
         if key in self._records:
             self._unindex(key)
         else:
@@ -224,6 +229,7 @@ class SowTopic:
         old = self._records.pop(key)
         del self._order[key]
         self._docs.pop(key, None)
+        self._merged.discard(key)
         self.dirty.add(key)
         if self.history is not None:
             self.history.save(key, timestamp, sequence, None)

@@ -84,3 +84,20 @@ def test_a_message_nested_as_deep_as_orjson_reads_keeps_its_text() -> None:
     topic.publish(b'{"id":1,"d":%s,"px":1.50}' % deep, timestamp=T0)
     topic.delta_publish(b'{"id":1,"s":"x"}', timestamp=T0 + 1)
     assert next(topic.records()).payload == b'{"id":1,"d":%s,"px":1.50,"s":"x"}' % deep
+
+
+def test_every_delta_of_a_record_keeps_the_text_of_its_latest_publish() -> None:
+    # a merge's document is not checked again by the next delta; a publish or a delete replaces it
+    topic = SowTopic(INDEXED)
+    topic.publish(b'{"id":1,"px":1.50}', timestamp=T0)
+    for step, delta in enumerate((b'{"id":1,"a":1}', b'{"id":1,"b":1E1}', b'{"id":1,"c":2}'), 1):
+        topic.delta_publish(delta, timestamp=T0 + step)
+    assert next(topic.records()).payload == b'{"id":1,"px":1.50,"a":1,"b":1E1,"c":2}'
+    topic.publish(b'{"id":1,"q":2E5}', timestamp=T0 + 5)
+    topic.delta_publish(b'{"id":1,"a":1}', timestamp=T0 + 6)
+    assert next(topic.records()).payload == b'{"id":1,"q":2E5,"a":1}'
+    (key,) = [record.key for record in topic.records()]
+    topic.delete_keys([key], timestamp=T0 + 7)
+    topic.delta_publish(b'{"id":1,"q":3E5}', timestamp=T0 + 8)  # stored as it is
+    topic.delta_publish(b'{"id":1,"a":1}', timestamp=T0 + 9)
+    assert next(topic.records()).payload == b'{"id":1,"q":3E5,"a":1}'
