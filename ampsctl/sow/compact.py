@@ -6,8 +6,8 @@ topics share their container's file). It is the reference the Spark engine of th
 issue must agree with.
 
 * As-of point: a bookmark (``h|seq|``: that record included; ``0``: nothing; ``0|1|``: the
-  whole journal) or a timestamp (every record stamped at or before it). Default: the whole
-  journal.
+  whole journal) or a timestamp (the records before the first one stamped later than it:
+  timestamps need not increase, and the reader stops there). Default: the whole journal.
 * Expiration: records due at ``now`` are expired, as recovery would at that moment. ``now``
   defaults to the as-of timestamp, else to the timestamp of the last record read, so the
   result depends on the journal alone, never on a clock.

@@ -72,6 +72,17 @@ def test_as_of_timestamp_and_bookmarks(tmp_path: Path, log: Path) -> None:
     assert later.expired == 1
 
 
+def test_as_of_a_timestamp_stops_at_the_first_record_stamped_later(tmp_path: Path) -> None:
+    # timestamps need not increase: a record after the first later one is left out, even stamped earlier
+    directory = tmp_path / "journal"
+    with JournalWriter.open(directory, fsync=FsyncPolicy.NEVER) as writer:
+        for id_, seconds in ((1, 1), (2, 5), (3, 2)):
+            writer.append(T0 + seconds * SECOND, Command.PUBLISH, "orders", "json", orjson.dumps({"id": id_}))
+    for fast in (True, False):
+        result = compact(directory, [ORDERS], tmp_path / f"out-{fast}", as_of="2026-01-01T00:00:03Z", fast=fast)
+        assert result.last_sequence == 1 and [doc["id"] for doc in contents(result.files[0].path).values()] == [1]
+
+
 def test_bad_as_of_and_existing_files(tmp_path: Path, log: Path) -> None:
     with pytest.raises(InputError, match="not found"):
         compact(log, [ORDERS], tmp_path / "x", as_of="123|99|")
