@@ -302,13 +302,14 @@ def _present(header: dict[str, Any]) -> dict[str, Any]:
 
 
 def _data(data: bytes) -> Any:
-    """A message's data to nest in a json line: its JSON, integers beyond 64 bits exact, else its text."""
+    """A message's data to nest in a json line: its JSON with numbers as written (1.50, 1E5,
+    integers beyond 64 bits), else its text."""
     import orjson
 
-    from ampsctl.messages.json_codec import loads_keeping_integers
+    from ampsctl.messages.json_codec import loads_as_written
 
     try:
-        return loads_keeping_integers(data)
+        return loads_as_written(data)
     except orjson.JSONDecodeError:
         return data.decode("utf-8", "replace")
 

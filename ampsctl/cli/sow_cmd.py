@@ -318,13 +318,16 @@ def _raw_message(record: SowRecord, doc: Any, payloads: Payloads, paths: tuple[s
 
 
 def _exact(record: SowRecord, doc: Any, payloads: Payloads, paths: tuple[str, ...] | None) -> Any:
-    """``doc``, or for a JSON message that may hold an integer beyond 64 bits (orjson read it as a
-    float, losing digits) the stored payload read again exactly, reduced to ``paths`` as ``doc`` was."""
-    from ampsctl.messages.json_codec import loads_exact, may_hold_long_integer
+    """``doc``, or for a JSON message with a number orjson would write with other text (``1.50``,
+    ``1E5``, an integer beyond 64 bits) the stored payload read keeping that text, reduced to
+    ``paths`` as ``doc`` was: the output shows numbers as they were published."""
+    from ampsctl.messages.json_codec import loads_as_written
+    from ampsctl.messages.json_numbers import rewritten_numbers
 
-    if payloads.message_type != "json" or doc is None or not may_hold_long_integer(record.payload):
+    # A --select reduced doc is not what orjson writes for the payload: the byte screen decides.
+    if payloads.message_type != "json" or doc is None or not rewritten_numbers(record.payload, doc):
         return doc
-    exact = loads_exact(record.payload)  # orjson has read it: the document is the same but for those integers
+    exact = loads_as_written(record.payload)
     return payloads.select(exact, list(paths)) if paths else exact
 
 
@@ -355,12 +358,14 @@ def _field_value(payloads: Payloads, doc: Any, path: str) -> Any:
 
 
 def _cell(value: Any) -> str:
+    from ampsctl.messages.json_numbers import FloatText, IntText
+
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, list | dict):
-        return json_text(value)
+    if isinstance(value, list | dict | FloatText | IntText):
+        return json_text(value)  # a number as it was published (1.50, 1E5)
     return str(value)
 
 

@@ -41,7 +41,7 @@ from ampsctl.errors import AmpsctlError, InputError, Location
 from ampsctl.journal.bookmarks import parse_timestamp, timestamp_value
 from ampsctl.journal.record import Command, JournalRecord, sow_delete_payload
 from ampsctl.lines import not_utf8, without_bom
-from ampsctl.messages.json_codec import dumps_exact, loads_keeping_integers
+from ampsctl.messages.json_codec import dumps_exact, loads_as_written
 
 DEFAULT_START = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z in µs
 DEFAULT_STEP = 1_000  # µs between records that have no timestamp
@@ -185,10 +185,9 @@ def delete_criteria(payload: bytes) -> DeleteCriteria | None:
 
 
 def _loads(raw: bytes | str) -> Any:
-    """A line's JSON, checked by orjson. orjson reads an integer beyond 64 bits as a float,
-    losing digits, so a line that may hold one is read again by the standard library, which
-    keeps every integer exact (orjson has accepted the line, so both read the same document)."""
-    return loads_keeping_integers(raw)
+    """A line's JSON, checked by orjson, its numbers as written: a message given as an object is
+    journaled with ``1.50``, ``1E5`` and integers beyond 64 bits as they are in the line."""
+    return loads_as_written(raw)
 
 
 def _field_twice(raw: bytes | str, obj: dict[str, Any]) -> str | None:

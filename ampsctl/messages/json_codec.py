@@ -107,30 +107,20 @@ class JsonCodec:
 # ----------------------------------------------------- integers beyond 64 bits, exactly
 
 # Digits become "0", every other byte a space: a run of 19 digits is then one substring test.
-_LONG_RUN = b"0" * 19  # a negative integer beyond 64 bits may have only 19 digits (-9223372036854775809)
-_ZEROED = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
-
-
-def may_hold_long_integer(raw: bytes | bytearray | memoryview | str) -> bool:
-    """False when ``raw`` cannot hold an integer beyond 64 bits (no run of 19 digits), which
-    orjson reads as a float, losing digits; True means it may (a digit run in a string too)."""
-    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
-    return _LONG_RUN in data.translate(_ZEROED)
-
-
-def loads_exact(raw: bytes | bytearray | memoryview | str) -> Any:
-    """The JSON text that orjson has just accepted, read again by the standard library, which
-    keeps every integer exact; for text that ``may_hold_long_integer``. orjson accepts 1024
-    levels of nesting, more than the standard library's recursion allows, so a RecursionError
-    is retried with room for that (a process-wide setting: CLI use only, not the broker)."""
-    return _deep(json.loads, bytes(raw) if isinstance(raw, bytearray | memoryview) else raw)
-
-
-def loads_keeping_integers(raw: bytes | bytearray | memoryview | str) -> Any:
-    """``orjson.loads`` (its checks and errors), the text read again by ``loads_exact`` when it
-    ``may_hold_long_integer``: the document with every integer exact."""
-    found = orjson.loads(raw)
-    return loads_exact(raw) if may_hold_long_integer(raw) else found
+def loads_as_written(raw: bytes | bytearray | memoryview | str, doc: Any = None) -> Any:
+    """JSON text read by orjson (its checks and errors) with every number that orjson would write
+    with other text (``1E5``, ``1.50``, ``-0``, an integer beyond 64 bits, which orjson reads as a
+    float) held as it was written, the integer exact (``JSON_EXACT``'s reading): for documents
+    nested in output (journal JSONL, ``sow query``, ``client --format json``), which
+    ``dumps_exact`` writes back with that text (docs/messages.md, "Number text"). ``doc``:
+    orjson's reading of ``raw`` when the caller has it. Text nested beyond the standard
+    library's recursion gets room for it (a process-wide setting: CLI use only, not the broker)."""
+    if doc is None:
+        doc = orjson.loads(raw)
+    found = rewritten_numbers(raw, doc)
+    if not found:
+        return doc
+    return _deep(lambda text: loads_keeping_text(text, found, exact_integers=True), raw)
 
 
 def dumps_exact(value: Any) -> bytes:
