@@ -47,3 +47,18 @@ def test_a_refused_command_that_asked_for_received_gets_it_before_the_failure(br
         assert await _acks_of(uri, commands, "x") == [("received", "success", None), (carrier, "failure", reason)]
 
     broker_run(scenario)
+
+
+def test_delta_subscribe_sends_the_stats_it_supports(broker_run) -> None:
+    """delta_subscribe supports completed and stats (§7.2): a client that asks for stats waits for
+    it, so it comes after completed (no query ran: nothing matched). subscribe does not support
+    stats, which is ignored there, as every unsupported ack type is."""
+    async def scenario(uri: str, _: Path) -> None:
+        wanted = "processed,completed,stats"
+        delta = ({"c": "delta_subscribe", "t": "orders", "cid": "x", "sub_id": "d", "a": wanted}, b"")
+        assert await _acks_of(uri, [delta], "x") == [
+            ("processed", "success", None), ("completed", "success", None), ("stats", "success", None)]
+        plain = ({"c": "subscribe", "t": "orders", "cid": "y", "sub_id": "p", "a": wanted}, b"")
+        assert await _acks_of(uri, [plain], "y") == [("processed", "success", None), ("completed", "success", None)]
+
+    broker_run(scenario)

@@ -72,7 +72,11 @@ def subscribe(core: BrokerCore, session: Session, cmd: Subscribe | DeltaSubscrib
         out += _acks(session, cmd, sub_id, None, AckType.PROCESSED)
         if left:
             out.append(Send(session.conn, left))
-        return out + _acks(session, cmd, sub_id, None, AckType.COMPLETED)
+        out += _acks(session, cmd, sub_id, None, AckType.COMPLETED)
+        if cmd.wants(AckType.STATS):  # delta_subscribe only (§7.2): no query ran, so nothing matched
+            out.append(Send(session.conn, stats_ack(cmd.cid, matches=0, topic_matches=0, topic=cmd.topic,
+                                                    sub_id=sub_id).encode()))
+        return out
     ticket = replay.ReplayTicket(session.conn, sub_id, sub, position, upto=core.last_sequence)
     carrier = failure_ack_type(cmd.acks)
     failure = (cmd.ack(carrier, status=Status.FAILURE, reason=Reason.INVALID_BOOKMARK, sub_id=sub_id).encode()
