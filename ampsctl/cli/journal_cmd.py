@@ -183,7 +183,7 @@ def dump_command(
     reader = _open_reader(path)
     bounds = _bounds(reader, from_, to, "--to")
     topics = _topics(topic)
-    selector = PayloadFilter(filter_) if filter_ is not None else None
+    selector = PayloadFilter(filter_) if filter_ and not filter_.isspace() else None  # blank: none, as sow query
     records: Iterable[JournalRecord] = reader.scan(topics=topics, **bounds)
     if selector is not None:
         records = filter(selector, records)

@@ -264,3 +264,13 @@ def test_dump_text_escapes_control_characters_of_every_field(cli, write) -> None
     assert lines[0].split(" ")[3:6] == ["t\\nx\\x1b[31m\\x9b", "my\\ttype", "sow_key=k\\nz"]
     assert lines[1] == "    \\x00" and lines[3] == "    35=D|58=\\x1b[2J|"
     assert lines[5:] == ["    filter /a = 1", "    OR /b = 2", lines[7], "    keys k\\n1, k2"]
+
+
+def test_a_blank_dump_filter_is_no_filter(cli, write) -> None:
+    """As `sow query -F ''` and an AMPS subscription without a filter: every record."""
+    write("demo.jsonl", DEMO.decode())
+    assert cli("journal", "import", "demo.jsonl", "--out", "a").code == 0
+    everything = cli("journal", "dump", "a", "--format", "jsonl")
+    for blank in ("", "  "):
+        result = cli("journal", "dump", "a", "--format", "jsonl", "--filter", blank)
+        assert (result.code, result.stdout) == (0, everything.stdout), result.stderr
