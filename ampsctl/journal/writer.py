@@ -246,33 +246,28 @@ class JournalWriter:
             self._flush()
         return sequence
 
-    def append_many(self, records: Iterable[JournalRecord]) -> list[JournalRecord]:
-        """Append records in order; each one's ``sequence`` is ignored and assigned here.
+    def append_many(self, records: Iterable[JournalRecord]) -> int:
+        """Append records in order; each one's ``sequence`` is ignored and assigned here. The
+        sequence of the last one (the journal's last sequence when ``records`` is empty).
 
         Under ALWAYS they are on disk when this returns (one fsync for the lot). An invalid
-        record raises InputError; the records before it stay appended.
+        record raises InputError; the records before it stay appended. No records are built
+        back (``journal import`` needs none: about 0.25 µs a record).
         """
         self._check_usable()
         encode = self._encode
         add = self._add
-        new = tuple.__new__
-        appended = []
         for record in records:
             sequence = self._next
             (_, timestamp, command, topic, message_type, payload, sow_key, expiration, correlation_id,
              client_name, publisher_sequence) = record
-            data = encode(sequence, timestamp, command, topic, message_type, payload, sow_key, expiration,
-                          correlation_id, client_name, publisher_sequence)
-            add(data, sequence, timestamp)
-            if type(payload) is not bytes:
-                payload = bytes(payload)
-            appended.append(new(JournalRecord, (sequence, timestamp, COMMANDS[command], topic, message_type, payload,
-                                                sow_key, expiration, correlation_id, client_name, publisher_sequence)))
+            add(encode(sequence, timestamp, command, topic, message_type, payload, sow_key, expiration,
+                       correlation_id, client_name, publisher_sequence), sequence, timestamp)
             if len(self._pending) >= FLUSH_BYTES:
                 self._write_pending()
         if self.fsync is FsyncPolicy.ALWAYS:
             self._sync()
-        return appended
+        return self._next - 1
 
     def _add(self, data: bytes, sequence: int, timestamp: int) -> None:
         offset = self._end

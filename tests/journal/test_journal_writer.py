@@ -28,7 +28,7 @@ def test_sequences_start_at_one_and_continue_after_reopen(tmp_path: Path) -> Non
         assert writer.last_sequence == 0 and writer.recovery is None
         first = writer.append(BASE_TIME, Command.PUBLISH, "orders", "json", b"{}", client_name="me")
         assert first.sequence == 1 and first.bookmark.endswith("|1|")
-        assert writer.append_many([first, first])[-1].sequence == 3
+        assert writer.append_many([first, first]) == 3 and writer.append_many([]) == 3
     with JournalWriter.open(tmp_path) as writer:
         assert writer.last_sequence == 3 and writer.recovery is None
         assert writer.append(BASE_TIME, Command.EXPIRE, "orders", "json", b"", sow_key="k").sequence == 4
