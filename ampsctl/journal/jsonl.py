@@ -41,7 +41,7 @@ from ampsctl.errors import AmpsctlError, InputError, Location
 from ampsctl.journal.bookmarks import parse_timestamp, timestamp_value
 from ampsctl.journal.record import Command, JournalRecord, sow_delete_payload
 from ampsctl.lines import not_utf8, without_bom
-from ampsctl.messages.json_codec import dumps_exact, loads_as_written
+from ampsctl.messages.json_codec import allowing_deep_nesting, dumps_exact, loads_as_written
 
 DEFAULT_START = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z in µs
 DEFAULT_STEP = 1_000  # µs between records that have no timestamp
@@ -205,7 +205,7 @@ def _field_twice(raw: bytes | str, obj: dict[str, Any]) -> str | None:
     def pairs(found: list[tuple[str, Any]]) -> None:
         names[:] = [name for name, _ in found]  # the outermost object is the last one closed
 
-    json.loads(data, object_pairs_hook=pairs)  # orjson has accepted the line
+    allowing_deep_nesting(lambda text: json.loads(text, object_pairs_hook=pairs), data)  # orjson has accepted the line
     seen: set[str] = set()
     for name in names:
         if name in seen:

@@ -120,7 +120,7 @@ def loads_as_written(raw: bytes | bytearray | memoryview | str, doc: Any = None)
     found = rewritten_numbers(raw, doc)
     if not found:
         return doc
-    return _deep(lambda text: loads_keeping_text(text, found, exact_integers=True), raw)
+    return allowing_deep_nesting(lambda text: loads_keeping_text(text, found, exact_integers=True), raw)
 
 
 def dumps_exact(value: Any) -> bytes:
@@ -130,11 +130,15 @@ def dumps_exact(value: Any) -> bytes:
     try:
         return json_numbers.dumps(value)
     except orjson.JSONEncodeError:
-        text = _deep(lambda doc: json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False), value)
+        text = allowing_deep_nesting(
+            lambda doc: json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False), value)
         return text.encode("utf-8")
 
 
-def _deep(function: Callable[[Any], Any], argument: Any) -> Any:
+def allowing_deep_nesting(function: Callable[[Any], Any], argument: Any) -> Any:
+    """``function(argument)`` for a standard-library read or write of JSON that orjson accepts:
+    orjson reads 1024 levels of nesting, more than the standard library's recursion allows, so a
+    RecursionError is retried with room for that (InputError beyond it)."""
     try:
         return function(argument)
     except RecursionError:
@@ -390,7 +394,7 @@ class TextJsonCodec(JsonCodec):
         if not found:
             return doc
         exact = self.exact_integers
-        return _deep(lambda text: loads_keeping_text(text, found, exact_integers=exact), raw)
+        return allowing_deep_nesting(lambda text: loads_keeping_text(text, found, exact_integers=exact), raw)
 
 
 class ExactJsonCodec(TextJsonCodec):

@@ -43,6 +43,17 @@ def test_import_refuses_a_field_given_twice_under_an_escaped_name(tmp_path: Path
     assert "in.jsonl:1: field 'sow_key' is given twice" in done.stderr
 
 
+def test_import_reads_a_deeply_nested_line_that_repeats_a_field_name(tmp_path: Path) -> None:
+    # a name repeated inside the message sends the line to the standard library's read, which
+    # recursed past its limit on nesting orjson accepts (1010 levels): internal error, exit 5
+    depth = 1010
+    line = b'{"topic":"a","data":{"topic":' + b"[" * depth + b"]" * depth + b"}}\n"
+    (tmp_path / "in.jsonl").write_bytes(line)
+    done = run_ampsctl("journal", "import", "in.jsonl", "--out", "j", cwd=tmp_path)
+    assert done.code == 0, done.output
+    assert "internal error" not in done.output
+
+
 def test_import_accepts_field_names_repeated_inside_the_message(tmp_path: Path) -> None:
     # a name of the record's own fields may appear in the message (and escaped quotes in a payload)
     (tmp_path / "in.jsonl").write_bytes(b'{"topic":"a","data":{"topic":"t","data":{"topic":1}},"client_name":"c"}\n'
