@@ -104,9 +104,9 @@ class JsonCodec:
         return out
 
 
-# ----------------------------------------------------- integers beyond 64 bits, exactly
+# ----------------------------------------------------- number text (json_numbers)
 
-# Digits become "0", every other byte a space: a run of 19 digits is then one substring test.
+
 def loads_as_written(raw: bytes | bytearray | memoryview | str, doc: Any = None) -> Any:
     """JSON text read by orjson (its checks and errors) with every number that orjson would write
     with other text (``1E5``, ``1.50``, ``-0``, an integer beyond 64 bits, which orjson reads as a
@@ -115,12 +115,7 @@ def loads_as_written(raw: bytes | bytearray | memoryview | str, doc: Any = None)
     ``dumps_exact`` writes back with that text (docs/messages.md, "Number text"). ``doc``:
     orjson's reading of ``raw`` when the caller has it. Text nested beyond the standard
     library's recursion gets room for it (a process-wide setting: CLI use only, not the broker)."""
-    if doc is None:
-        doc = orjson.loads(raw)
-    found = rewritten_numbers(raw, doc)
-    if not found:
-        return doc
-    return allowing_deep_nesting(lambda text: loads_keeping_text(text, found, exact_integers=True), raw)
+    return JSON_EXACT.keeping_text(raw, orjson.loads(raw) if doc is None else doc)
 
 
 def dumps_exact(value: Any) -> bytes:
@@ -382,14 +377,21 @@ class TextJsonCodec(JsonCodec):
     were published and the fields it set as the delta wrote them (docs/messages.md, "Number
     text"). Such a number is a ``json_numbers.FloatText`` or ``IntText``: its value is the one
     ``JsonCodec`` reads (an integer beyond 64 bits stays orjson's float, so SOW keys do not
-    change), and diff compares values, not text. Messages without such a number (one regular
-    expression decides) are read by orjson alone, as by ``JsonCodec``."""
+    change), and diff compares values, not text. Messages without such a number (a byte screen
+    decides, ``json_numbers.rewritten_numbers``) are read by orjson alone, as by ``JsonCodec``."""
 
     __slots__ = ()
     exact_integers = False
 
     def parse(self, raw: bytes | bytearray | memoryview | str) -> dict[str, Any]:
-        doc = super().parse(raw)  # orjson's checks and errors: what is refused does not change
+        # orjson's checks and errors: what is refused does not change
+        return self.keeping_text(raw, super().parse(raw))
+
+    def keeping_text(self, raw: bytes | bytearray | memoryview | str, doc: Any) -> Any:
+        """``doc``, a reading of ``raw`` (which orjson accepted), when orjson writes every number
+        of ``raw`` with the text it has there; else ``raw`` read again keeping that text (also
+        when ``doc`` already keeps it: the check cannot tell, and such messages are the rare,
+        slower case). InputError for text nested beyond what the standard library reads."""
         found = rewritten_numbers(raw, doc)
         if not found:
             return doc

@@ -19,7 +19,6 @@ import orjson
 
 from ampsctl.errors import InputError, UsageError
 from ampsctl.messages.json_codec import JSON_TEXT
-from ampsctl.messages.json_numbers import loads_keeping_text, rewritten_numbers
 from ampsctl.messages.json_record import JsonRecord
 from ampsctl.messages.keys import check_supplied_key, generate_key
 from ampsctl.messages.stream import record_key_values
@@ -69,8 +68,8 @@ class Payloads:
         ``base_keeps_text``: ``base`` is a document this method returned (so it is not checked
         again; a record updated by many deltas pays the check once)."""
         if self.message_type == "json" and self.codec is not None:
-            base = base if base_keeps_text else _keeping_text(stored, base)
-            delta = _keeping_text(payload, delta)
+            base = base if base_keeps_text else JSON_TEXT.keeping_text(stored, base)
+            delta = JSON_TEXT.keeping_text(payload, delta)
         doc = self.merge(base, delta)
         return self.serialize(doc), doc
 
@@ -131,20 +130,6 @@ class Payloads:
                 code="SOWKEY", hint="publishers must send a SowKey on topics configured without <Key>",
             )
         return check_supplied_key(supplied)
-
-
-def _keeping_text(raw: bytes, doc: Any) -> Any:
-    """``doc`` (a parse of ``raw``) when orjson writes every number of ``raw`` as it is there,
-    else ``raw`` read keeping number text (also when ``doc`` already keeps it: the check cannot
-    tell, and such messages are the rare, slower case). ``raw`` was accepted by orjson when it
-    was parsed, so only the text-keeping read is done again, with JSON_TEXT's values."""
-    found = rewritten_numbers(raw, doc)
-    if not found:
-        return doc
-    try:
-        return loads_keeping_text(raw, found, exact_integers=JSON_TEXT.exact_integers)
-    except RecursionError:  # nested deeper than the standard library reads: JSON_TEXT makes room
-        return JSON_TEXT.parse(raw)
 
 
 def json_plain(payload: bytes) -> int:

@@ -38,7 +38,7 @@ import orjson
 from ampsctl.broker.core.actions import Send
 from ampsctl.broker.core.subscriptions import Subscription
 from ampsctl.errors import AmpsctlError
-from ampsctl.messages.json_codec import JSON, JSON_TEXT, JsonCodec
+from ampsctl.messages.json_codec import JSON, JSON_TEXT
 from ampsctl.protocol.errors import FrameTooLarge
 from ampsctl.protocol.frames import MAX_LENGTH, encode_frame
 from ampsctl.protocol.headers import format_timestamp
@@ -87,18 +87,27 @@ class Update:
         """The old and new states read keeping each number's text (``JSON_TEXT``), for what the
         broker writes itself (deltas, select lists): a number goes out as it was published
         (``1.50``, ``1E5``), not as the parser writes it (docs/messages.md, "Number text")."""
-        if self.text_new is _UNPARSED:
-            self.text_old, self.text_new = _parse(self.old, JSON_TEXT), _parse(self.new, JSON_TEXT)
+        if self.text_new is _UNPARSED:  # from the parsed states: a message is read again only when it has such numbers
+            self.text_old, self.text_new = _keeping_text(self.old, self.parsed_old()), _keeping_text(self.new, self.parsed_new())
         return self.text_old, self.text_new
 
 
-def _parse(payload: bytes | None, codec: JsonCodec = JSON) -> Any:
+def _parse(payload: bytes | None) -> Any:
     if payload is None:
         return None
     try:
-        return codec.parse(payload)
+        return JSON.parse(payload)
     except AmpsctlError:
         return None  # not JSON: filters cannot match it, unfiltered subscribers still get it
+
+
+def _keeping_text(payload: bytes | None, doc: Any) -> Any:
+    if payload is None or doc is None:
+        return None
+    try:
+        return JSON_TEXT.keeping_text(payload, doc)
+    except AmpsctlError:
+        return None  # nested beyond what the text-keeping read takes: as if not JSON
 
 
 _REASONS = {UpdateKind.DELETE: OofReason.DELETED, UpdateKind.EXPIRE: OofReason.EXPIRED}

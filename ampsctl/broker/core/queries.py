@@ -167,6 +167,6 @@ def _text_doc(payload: bytes, doc: Any) -> Any:
     """``payload`` read keeping each number's text (docs/messages.md, "Number text"); ``doc``
     (the store's reading) when it cannot be read so."""
     try:
-        return JSON_TEXT.parse(payload)
+        return JSON_TEXT.keeping_text(payload, doc)
     except InputError:
         return doc
