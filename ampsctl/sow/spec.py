@@ -74,7 +74,7 @@ class TopicSpec:
         import checked it. A pattern is searched unanchored, as AMPS matches topic regexes; a
         literal compares equal. (SowStore.route caches the answer per topic and type.)
         """
-        if message_type != self.message_type and message_type.strip().lower() != self.message_type:
+        if not same_message_type(message_type, self.message_type):
             return False
         if not self.pattern:
             return topic == self.name
@@ -146,6 +146,13 @@ class TopicSpec:
         if spec.recovery_point not in RECOVERY_POINTS:
             raise ValueError(f"recovery point {spec.recovery_point!r}")
         return spec
+
+
+def same_message_type(journaled: str, configured: str) -> bool:
+    """Whether a journal record's message type is ``configured`` (lower case, no blanks, as the
+    config's MessageType is read): journal import writes "JSON" as given and checks it as json,
+    so SOW routing (``TopicSpec.matches``) and the broker's replay both read it as json."""
+    return journaled == configured or journaled.strip().lower() == configured
 
 
 def topic_specs(model: ConfigModel) -> list[TopicSpec]:

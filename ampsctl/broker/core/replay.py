@@ -42,6 +42,7 @@ from ampsctl.broker.core.fanout import Update, UpdateKind, render
 from ampsctl.broker.core.subscriptions import Subscription
 from ampsctl.journal.bookmarks import Position
 from ampsctl.journal.record import Command, JournalRecord
+from ampsctl.sow.spec import same_message_type
 
 if TYPE_CHECKING:
     from ampsctl.broker.core.broker import BrokerCore
@@ -166,7 +167,7 @@ def feed(core: BrokerCore, ticket: ReplayTicket, records: Sequence[JournalRecord
     frames = []
     for record in records:
         if (record.sequence <= after or record.sequence > upto or record.command not in _REPLAYED
-                or not _same_type(record.message_type, message_type) or not sub.topic_matches(record.topic)):
+                or not same_message_type(record.message_type, message_type) or not sub.topic_matches(record.topic)):
             continue
         update = Update(UpdateKind.PUBLISH, record.topic, record.payload, key=record.sow_key,
                         correlation_id=record.correlation_id, bookmark=record.bookmark)
@@ -175,13 +176,6 @@ def feed(core: BrokerCore, ticket: ReplayTicket, records: Sequence[JournalRecord
             frames.append(data)
     # a reply to the client's own subscribe: a chunk may pass the outbound limit (connection.py)
     return [Send(ticket.conn, b"".join(frames), True)] if frames else []
-
-
-def _same_type(journaled: str, served: str) -> bool:
-    """Whether a journal record's message type is the one the broker serves, compared as SOW
-    routing does (``TopicSpec.matches``): journal import writes "JSON" as given and the SOW
-    recovers it as json, so a replay must not leave it out."""
-    return journaled == served or journaled.strip().lower() == served
 
 
 def finish(core: BrokerCore, ticket: ReplayTicket) -> list[Action]:
