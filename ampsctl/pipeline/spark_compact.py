@@ -21,7 +21,8 @@ Theory of operation (docs/pipeline.md has the long form):
    first failing record stops the local engine; with it, every refused record is reported.
 5. Write: the SOW files are built on the driver into the same ``TopicGroup`` objects and
    written with ``sow.checkpoint.write_group``, so they are the local engine's files (same
-   rows, same meta). Parquet/JSONL are written by ``output.py``.
+   rows, same meta), under scratch names renamed into place once all are written
+   (``sow.compact.staged_files``). Parquet/JSONL are written by ``output.py``.
 
 The journal must be readable at the same path from the driver and every executor.
 """
@@ -98,10 +99,12 @@ def compact(spark: SparkSession, job: CompactJob, *, shuffle_partitions: int | N
     groups = _groups(specs, state)
     if job.output is OutputFormat.SOW:
         from ampsctl.sow.checkpoint import write_group
+        from ampsctl.sow.compact import staged_files
 
-        files = [CompactedFile(group.spec.name, group.spec.message_type, str(target),
-                               write_group(target, group, sequence=state["last_sequence"]), len(group.topics))
-                 for group, target in zip(groups, targets, strict=True)]
+        with staged_files(targets) as staged:  # all files or none, as the local engine writes them
+            files = [CompactedFile(group.spec.name, group.spec.message_type, str(target),
+                                   write_group(scratch, group, sequence=state["last_sequence"]), len(group.topics))
+                     for group, target, scratch in zip(groups, targets, staged, strict=True)]
     else:
         from ampsctl.pipeline.output import write_groups
 

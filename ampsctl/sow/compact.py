@@ -126,7 +126,7 @@ def compact(
         now = last_timestamp
     expired = len(store.sweep(now)) if now is not None else 0
     files = []
-    with _staged(targets) as staged:
+    with staged_files(targets) as staged:
         for group, target, scratch in zip(store.groups, targets, staged, strict=True):
             count = write_group(scratch, group, sequence=store.last_sequence)
             files.append(CompactedFile(group.spec.name, group.spec.message_type, str(target), count, len(group.topics)))
@@ -155,7 +155,7 @@ def _compact_fast(reader: Any, specs: Sequence[TopicSpec], targets: list[Path], 
             now = state.last_timestamp
         expired = fastcompact.sweep(state, keyed, now)
         files = []
-        with _staged(targets) as staged:
+        with staged_files(targets) as staged:
             for fast, topics, target, scratch in zip(state.groups, keyed, targets, staged, strict=True):
                 group = fast.group
                 count = write_rows(scratch, group, fastcompact.rows(fast, topics), sequence=state.last_sequence)
@@ -178,10 +178,11 @@ def check_targets(targets: list[Path], overwrite: bool) -> None:
 
 
 @contextmanager
-def _staged(targets: list[Path]) -> Iterator[list[Path]]:
+def staged_files(targets: list[Path]) -> Iterator[list[Path]]:
     """Scratch names beside ``targets`` to write the files to; renamed over the targets only when
     every file is written, so a failure (a full disk on the third file) leaves --out as it was,
-    never a mix of new files and old ones of another journal point. A failure names the target."""
+    never a mix of new files and old ones of another journal point. A failure names the target.
+    Both engines write SOW files through it (``pipeline.spark_compact``)."""
     staged = [temporary_path(target) for target in targets]  # recovery removes those a killed run leaves
     try:
         yield staged
