@@ -3,7 +3,7 @@
 orjson reads a number into a float or an int and writes it back in its own form: ``1E5``
 comes out as ``100000.0``, ``1.50`` as ``1.5``, ``-0`` as ``0``, and a number with more digits
 than a double holds loses them. A delta merge must write the fields it did not touch as they
-were published, so the text-keeping codecs (``json_codec.ExactJsonCodec``) read such a number
+were published, so the text-keeping codecs (``json_codec.TextJsonCodec``, ``ExactJsonCodec``) read such a number
 as a ``FloatText`` or ``IntText``: a float or int with the same value (filters, SOW keys and
 arithmetic see the number, as before) that also carries its text, which ``dumps`` writes back.
 
