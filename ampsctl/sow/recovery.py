@@ -32,6 +32,7 @@ renames and rollbacks of step 2.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -182,16 +183,24 @@ def _aside_path(path: Path) -> Path:
 def _remove_temporaries(path: Path) -> list[str]:
     """Remove the ``.<file>.tmp-<pid>`` files (``sowfile.temporary_path``) of writers that are
     gone: a process killed while it wrote a whole new file (a first checkpoint, a rebuild) left
-    one, under its own pid, so each crash would add one more. A live process's file is left."""
-    prefix = f".{path.name}.tmp-"
+    one, under its own pid, so each crash would add one more. A live process's file is left.
+    ``journal compact`` writes each file to that name first (``compact.staged_files``) and the
+    writers' own scratch files are named after the name they write in turn (``.<name>.tmp-<pid>``,
+    ``.<name>.bulk-<pid>`` on its fast path), so a compaction killed mid-write leaves
+    ``..<file>.tmp-<pid>.tmp-<pid>`` or ``...<file>.tmp-<pid>.bulk-<pid>.tmp-<pid>``: one leading
+    point per suffix."""
+    scratch = re.compile(r"(\.+)" + re.escape(path.name) + r"((?:\.(?:tmp|bulk)-[0-9]+)+)")
     removed = []
     try:
-        names = [entry.name for entry in os.scandir(path.parent) if entry.name.startswith(prefix)]
+        names = [entry.name for entry in os.scandir(path.parent) if entry.name.startswith(".")]
     except OSError:
         return removed  # no directory yet, or not readable: loading the file says what is wrong
     for name in names:
-        pid = name[len(prefix):]
-        if not pid.isdigit() or (int(pid) != os.getpid() and _alive(int(pid))):
+        found = scratch.fullmatch(name)
+        if found is None:
+            continue
+        pids = {int(pid) for pid in re.findall(r"-([0-9]+)", found[2])}
+        if len(found[1]) != found[2].count(".") or any(pid != os.getpid() and _alive(pid) for pid in pids):
             continue
         try:
             (path.parent / name).unlink()

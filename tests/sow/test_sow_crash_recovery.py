@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ampsctl.sow import recovery
 from ampsctl.sow.checkpoint import checkpoint, load_group
 from ampsctl.sow.recovery import recover, sow_path
@@ -88,3 +90,30 @@ def test_the_offline_tools_name_an_interrupted_checkpoint_instead_of_advising_de
     assert result.returncode == 3, result.stderr
     assert "orders.json.sow-journal: a checkpoint was interrupted" in result.stderr
     assert "delete it" not in result.stderr
+
+
+KILLED_COMPACTION = """
+import os, signal, sys
+sys.path.insert(0, sys.argv[1])
+from ampsctl.sow.compact import compact
+from test_sow_recovery import ORDERS
+os.replace = lambda *args: os.kill(os.getpid(), signal.SIGKILL)  # killed as its first file is renamed into place
+compact(sys.argv[2], [ORDERS], sys.argv[3], fast=sys.argv[4] == "fast")
+"""
+
+
+@pytest.mark.parametrize("path", ["fast", "reference"])
+def test_the_scratch_files_of_a_killed_compaction_are_removed(tmp_path: Path, path: str) -> None:
+    # compact writes each file to .<file>.tmp-<pid> first, so the SOW writer's own scratch files
+    # are named after that one (..<file>.tmp-<pid>.tmp-<pid>, ...<file>.tmp-<pid>.bulk-<pid>.tmp-<pid>),
+    # which recovery left in place for good
+    log = tmp_path / "journal"
+    journal(log, [publish("orders", {"id": n}) for n in range(1, 11)])
+    killed = subprocess.run([sys.executable, "-c", KILLED_COMPACTION, str(Path(__file__).parent), str(log),
+                             str(tmp_path / "sow"), path], capture_output=True, text=True, timeout=60)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    left = sorted(p.name for p in (tmp_path / "sow").iterdir())
+    assert left and all(name.startswith("..") and ".orders.json.sow.tmp-" in name for name in left), left
+    result = recover([ORDERS], journal=log, now=T0, base_dir=tmp_path)
+    assert sorted(result.groups[0].removed) == left and len(state(result)) == 10
+    assert [p.name for p in (tmp_path / "sow").iterdir()] == []
