@@ -125,7 +125,9 @@ def import_command(
         if writer is not None:
             _abandon(writer)
         _remove_journal(out, created)
-        if isinstance(exc, EnvironmentProblem):  # the writer's message speaks of records kept: none are
+        # a write failed: the writer's message speaks of records kept, but none are (an open that
+        # failed, such as an --out under a file, keeps its own message and hint: no journal was made)
+        if writer is not None and isinstance(exc, EnvironmentProblem):
             raise EnvironmentProblem(f"{exc.message.split('; records up to')[0]}; nothing was imported (the partial "
                                      "journal was removed)", code=exc.code,
                                      hint="fix the cause (free disk space, permissions) or give another --out, and run the import again") from None

@@ -34,3 +34,14 @@ def test_a_full_disk_says_that_nothing_was_imported(cli, tmp_path: Path, monkeyp
     assert "no space left on device" in done.stderr.lower() and "nothing was imported" in done.stderr, done.stderr
     assert "safely written" not in done.stderr and "open the journal again" not in done.stderr
     assert not (tmp_path / "j").exists()
+
+
+def test_an_out_that_cannot_be_created_keeps_its_own_message(cli, tmp_path: Path) -> None:  # noqa: ANN001
+    # no journal was opened, so no partial one was removed; the disk-space hint of a failed
+    # write replaced the one that says what to give
+    (tmp_path / "in.jsonl").write_text(MANY)
+    (tmp_path / "file").write_text("x")
+    done = cli("journal", "import", "in.jsonl", "--out", "file/j")
+    assert done.code == 4, done.output
+    assert "not a directory" in done.stderr and "give a directory path whose parents are directories" in done.stderr
+    assert "partial journal was removed" not in done.stderr and "free disk space" not in done.stderr
