@@ -321,13 +321,14 @@ def _exact(record: SowRecord, doc: Any, payloads: Payloads, paths: tuple[str, ..
     """``doc``, or for a JSON message with a number orjson would write with other text (``1.50``,
     ``1E5``, an integer beyond 64 bits) the stored payload read keeping that text, reduced to
     ``paths`` as ``doc`` was: the output shows numbers as they were published."""
-    from ampsctl.messages.json_codec import loads_as_written
-    from ampsctl.messages.json_numbers import rewritten_numbers
+    from ampsctl.messages.json_codec import JSON_EXACT
 
-    # A --select reduced doc is not what orjson writes for the payload: the byte screen decides.
-    if payloads.message_type != "json" or doc is None or not rewritten_numbers(record.payload, doc):
+    if payloads.message_type != "json" or doc is None:
         return doc
-    exact = loads_as_written(record.payload)
+    # A --select reduced doc is not what orjson writes for the payload: the byte screen decides.
+    exact = JSON_EXACT.keeping_text(record.payload, doc)  # loads_as_written's reading, doc already parsed
+    if exact is doc:
+        return doc
     return payloads.select(exact, list(paths)) if paths else exact
 
 
