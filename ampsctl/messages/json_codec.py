@@ -114,7 +114,7 @@ def loads_as_written(raw: bytes | bytearray | memoryview | str, doc: Any = None)
     nested in output (journal JSONL, ``sow query``, ``client --format json``), which
     ``dumps_exact`` writes back with that text (docs/messages.md, "Number text"). ``doc``:
     orjson's reading of ``raw`` when the caller has it. Text nested beyond the standard
-    library's recursion gets room for it (a process-wide setting: CLI use only, not the broker)."""
+    library's recursion gets room for it (``allowing_deep_nesting``)."""
     return JSON_EXACT.keeping_text(raw, orjson.loads(raw) if doc is None else doc)
 
 
@@ -133,7 +133,9 @@ def dumps_exact(value: Any) -> bytes:
 def allowing_deep_nesting(function: Callable[[Any], Any], argument: Any) -> Any:
     """``function(argument)`` for a standard-library read or write of JSON that orjson accepts:
     orjson reads 1024 levels of nesting, more than the standard library's recursion allows, so a
-    RecursionError is retried with room for that (InputError beyond it)."""
+    RecursionError is retried with room for that (InputError beyond it). The limit is
+    process-wide; raising it for one call is safe in the CLI and in the broker, which parses on
+    its one event-loop thread (its other thread only fsyncs)."""
     try:
         return function(argument)
     except RecursionError:
