@@ -401,6 +401,8 @@ def _csv(rows: list[Row], payloads: Payloads, paths: tuple[str, ...] | None) -> 
     The csv module quotes a cell holding a character of its line terminator, so with \n a
     lone \r went out unquoted and a reader ended the row there: a row with one is written
     by a writer whose terminator is \r\n, which is then replaced by \n."""
+    from ampsctl.journal.bookmarks import format_timestamp
+
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     spare = io.StringIO()
@@ -416,8 +418,6 @@ def _csv(rows: list[Row], payloads: Payloads, paths: tuple[str, ...] | None) -> 
         spare.truncate()
 
     write(["sow_key", "topic", "sequence", "timestamp", *(paths or ("message",))])
-    from ampsctl.journal.bookmarks import format_timestamp
-
     for row in rows:
         record = row.record
         cells = [record.key, record.topic, record.sequence, format_timestamp(record.timestamp)]
